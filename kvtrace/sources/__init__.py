@@ -1,0 +1,1 @@
+"""Evidence sources: offline bundles, plain log files, stdin (and later a live cluster)."""

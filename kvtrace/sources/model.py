@@ -1,0 +1,72 @@
+"""What every source hands to the pipeline: an object index and a list of log streams."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import IO, Any
+
+from parsers.records import SourceInfo
+
+# Kinds kvtrace reads (singular Kind names as in the API).
+VM = "VirtualMachine"
+VMI = "VirtualMachineInstance"
+VMIM = "VirtualMachineInstanceMigration"
+POD = "Pod"
+REVISION = "ControllerRevision"
+EVENT = "Event"
+LEASE = "Lease"
+ENDPOINTS = "Endpoints"
+KUBEVIRT = "KubeVirt"
+NODE = "Node"
+
+
+@dataclass
+class KubeObject:
+    """One Kubernetes object as read (a plain dict), with where it was seen."""
+
+    kind: str
+    namespace: str | None
+    name: str
+    uid: str | None
+    resource_version: str | None
+    body: dict[str, Any]
+    seen_in: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LogStream:
+    """A log file, archive member or stdin: opened lazily, decompressed transparently."""
+
+    info: SourceInfo
+    opener: Callable[[], IO[bytes]]
+    prefixed: bool | None = None  # True when lines carry a kubelet --timestamps / CRI prefix
+
+    def open(self) -> IO[bytes]:
+        return self.opener()
+
+
+@dataclass
+class Evidence:
+    """Everything one source yields, before parsing logs.
+
+    ``layout`` is ``kvtrace``, ``must-gather``, ``vm-incident``, ``cluster-info-dump``, ``inspect``,
+    ``plain`` or ``logs``; ``coverage`` is ``full`` or ``low``. ``missing`` lists what the layout
+    cannot hold or what was not collected, in words a user can act on. ``skipped`` lists files
+    that could not be read, each with its reason: nothing is dropped silently.
+    """
+
+    layout: str
+    coverage: str
+    objects: dict[str, list[KubeObject]]
+    logs: list[LogStream]
+    captured_at: datetime | None = None
+    kubevirt_version: str | None = None
+    manifest: dict[str, Any] | None = None
+    missing: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    origin: str = ""
+
+    def of_kind(self, kind: str) -> list[KubeObject]:
+        return self.objects.get(kind, [])
