@@ -1,0 +1,354 @@
+"""Kubernetes manifests as bytes in, object dicts out (inputs.md §5).
+
+Pure: no kvtrace imports, no file system. Errors are returned as :class:`ManifestError` values,
+never raised: garbage in gives an error value out.
+
+What is tolerated:
+
+- JSON (sniffed first, also inside ``.yaml`` files), multi-document YAML, the ``---------------``
+  separators of must-gather OLM files;
+- ``kind: List`` / ``…List`` with ``items``: items inherit ``kind`` / ``apiVersion`` from the list
+  kind (``PodList`` → ``Pod``) or from ``default_kind``;
+- YAML loaded **without implicit timestamps** and without YAML 1.1 ``yes/no/on/off`` booleans:
+  times and such words stay strings and go through the one time parser (§2.1);
+- paste damage: on a YAML error, lines before the first ``apiVersion|kind|items|metadata`` key and
+  ``...`` lines are dropped and the load retried; each repair is named in ``repairs``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import yaml
+
+_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class PlainTimeLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """SafeLoader without timestamp resolution and with YAML 1.2 booleans only (§5)."""
+
+
+PlainTimeLoader.yaml_implicit_resolvers = {
+    first: [
+        (tag, regexp)
+        for tag, regexp in resolvers
+        if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")
+    ]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+PlainTimeLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+
+_OLM_SEPARATOR = re.compile(r"^-{4,}[ \t]*\r?$", re.MULTILINE)
+_FIRST_KEY = re.compile(r"^(?:apiVersion|kind|items|metadata):|^- apiVersion:")
+_ELLIPSIS = re.compile(r"^[ \t]*\.\.\.[ \t]*$")
+_LIST_SUFFIX = "List"
+
+
+@dataclass(frozen=True)
+class ManifestError:
+    """Why a file could not be read as manifests; ``line``/``column`` are 1-based."""
+
+    path: str
+    line: int | None
+    column: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.path
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class ManifestLoad:
+    """The objects found in one input, the repairs applied, or the error that stopped it."""
+
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+    error: ManifestError | None = None
+
+
+def load_manifests(
+    data: bytes, path: str = "<bytes>", default_kind: str | None = None
+) -> ManifestLoad:
+    """Parse ``data`` (JSON or YAML, one or many documents, lists expanded) into object dicts."""
+    text_bytes = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    if _looks_like_json(text_bytes):
+        try:
+            return ManifestLoad(objects=expand_lists(orjson.loads(text_bytes), default_kind))
+        except orjson.JSONDecodeError:
+            pass  # fall through: YAML is a superset, and its errors carry line/column
+    text = text_bytes.decode("utf-8", errors="replace")
+    return _load_yaml_with_repairs(text, path, default_kind)
+
+
+def _looks_like_json(data: bytes) -> bool:
+    head = data.lstrip()[:1]
+    return head in (b"{", b"[")
+
+
+def _load_yaml_with_repairs(text: str, path: str, default_kind: str | None) -> ManifestLoad:
+    """Load YAML; on failure walk the paste-repair ladder of §5 and retry once."""
+    lines = _split_olm(text).split("\n")
+    numbers = list(range(1, len(lines) + 1))
+    docs, error = _load_yaml(lines, numbers, path)
+    if error is None:
+        return ManifestLoad(objects=_expand_docs(docs, default_kind))
+    lines, numbers, repairs = _repair(lines, numbers)
+    if not repairs:
+        return ManifestLoad(error=error)
+    docs, retry_error = _load_yaml(lines, numbers, path)
+    if retry_error is not None:
+        return ManifestLoad(repairs=repairs, error=retry_error)
+    return ManifestLoad(objects=_expand_docs(docs, default_kind), repairs=repairs)
+
+
+def _split_olm(text: str) -> str:
+    """Turn must-gather OLM ``---------------`` separators into YAML document markers."""
+    if "----" not in text:
+        return text
+    return _OLM_SEPARATOR.sub("---", text)
+
+
+def _load_yaml(
+    lines: list[str], numbers: list[int], path: str
+) -> tuple[list[Any], ManifestError | None]:
+    """All documents, or the first error with its line mapped back to the original input."""
+    try:
+        return list(yaml.load_all("\n".join(lines), Loader=PlainTimeLoader)), None
+    except yaml.MarkedYAMLError as exc:
+        return [], _marked_error(exc, numbers, path)
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:
+        return [], ManifestError(path, None, None, f"not YAML or JSON: {exc}")
+
+
+def _marked_error(exc: yaml.MarkedYAMLError, numbers: list[int], path: str) -> ManifestError:
+    mark = exc.problem_mark or exc.context_mark
+    problem = exc.problem or exc.context or "invalid YAML"
+    if mark is None:
+        return ManifestError(path, None, None, problem)
+    index = min(mark.line, len(numbers) - 1)
+    line = numbers[index] if numbers else mark.line + 1
+    return ManifestError(path, line, mark.column + 1, problem)
+
+
+def _repair(lines: list[str], numbers: list[int]) -> tuple[list[str], list[int], list[str]]:
+    """Drop lines before the first manifest key, then ``...`` lines (§5 paste ladder)."""
+    repairs: list[str] = []
+    start = next((i for i, line in enumerate(lines) if _FIRST_KEY.match(line)), 0)
+    if start > 0:
+        lines, numbers = lines[start:], numbers[start:]
+        repairs.append(f"dropped {start} leading line(s) before the first manifest key")
+    keep = [i for i, line in enumerate(lines) if not _ELLIPSIS.match(line)]
+    if len(keep) < len(lines):
+        repairs.append(f"dropped {len(lines) - len(keep)} '...' line(s)")
+        lines, numbers = [lines[i] for i in keep], [numbers[i] for i in keep]
+    return lines, numbers, repairs
+
+
+def _expand_docs(docs: list[Any], default_kind: str | None) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = []
+    for doc in docs:
+        objects.extend(expand_lists(doc, default_kind))
+    return objects
+
+
+def expand_lists(doc: Any, default_kind: str | None = None) -> list[dict[str, Any]]:
+    """Objects in one loaded document: a list's items (kind inherited), or the object itself.
+
+    Non-object documents (a stray scalar, ``null``) yield nothing.
+    """
+    return list(_iter_objects(doc, default_kind, None))
+
+
+def _iter_objects(
+    doc: Any, default_kind: str | None, default_api: str | None
+) -> Iterator[dict[str, Any]]:
+    if isinstance(doc, list):
+        for item in doc:
+            yield from _iter_objects(item, default_kind, default_api)
+        return
+    if not isinstance(doc, dict):
+        return
+    if _is_list(doc):
+        kind, api = _item_defaults(doc, default_kind)
+        for item in doc["items"]:
+            yield from _iter_objects(item, kind, api or default_api)
+        return
+    if default_kind and not doc.get("kind"):
+        doc["kind"] = default_kind
+    if default_api and not doc.get("apiVersion"):
+        doc["apiVersion"] = default_api
+    yield doc
+
+
+def _is_list(doc: dict[str, Any]) -> bool:
+    kind = doc.get("kind")
+    listy_kind = kind is None or (isinstance(kind, str) and kind.endswith(_LIST_SUFFIX))
+    return listy_kind and isinstance(doc.get("items"), list)
+
+
+def _item_defaults(doc: dict[str, Any], default_kind: str | None) -> tuple[str | None, str | None]:
+    kind = doc.get("kind")
+    if not (isinstance(kind, str) and kind != _LIST_SUFFIX and kind.endswith(_LIST_SUFFIX)):
+        return default_kind, None  # a generic List says nothing about its items' API group
+    api = doc.get("apiVersion")
+    return kind[: -len(_LIST_SUFFIX)], api if isinstance(api, str) and api else None
+
+
+# --- `oc get events` text table (inputs.md §2.5), as written by must-gather --vm-incident ---
+
+_AGE = re.compile(r"^(?:(\d+)y)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+_AGE_UNITS = (365 * 86400, 86400, 3600, 60, 1)
+_REPEAT = re.compile(r"^(?P<age>\S+)\s+\(x(?P<count>\d+) over (?P<over>\S+)\)$")
+_HEADER_CELL = re.compile(r"\S+(?: \S+)*")
+_OBJECT_KINDS = {
+    "pod": "Pod",
+    "node": "Node",
+    "lease": "Lease",
+    "virtualmachine": "VirtualMachine",
+    "virtualmachineinstance": "VirtualMachineInstance",
+    "virtualmachineinstancemigration": "VirtualMachineInstanceMigration",
+    "persistentvolumeclaim": "PersistentVolumeClaim",
+    "datavolume": "DataVolume",
+}
+
+
+@dataclass(frozen=True)
+class AgeInterval:
+    """A displayed age truncated to its smallest unit: the true age is in ``[low_s, high_s)``."""
+
+    low_s: int
+    high_s: int
+
+
+def parse_age(text: str) -> AgeInterval | None:
+    """``52m`` → [3120 s, 3180 s); ``3m10s`` → [190 s, 191 s); ``<unknown>`` → None (§2.5)."""
+    match = _AGE.match(text.strip())
+    if not match or not any(match.groups()):
+        return None
+    seconds, unit = 0, 1
+    for value, unit_s in zip(match.groups(), _AGE_UNITS, strict=True):
+        if value is not None:
+            seconds, unit = seconds + int(value) * unit_s, unit_s
+    return AgeInterval(seconds, seconds + unit)
+
+
+@dataclass(frozen=True)
+class TableEvent:
+    """One row of an events table. Ages are relative to the (unknown here) collection time."""
+
+    line_no: int
+    namespace: str | None
+    last_seen: AgeInterval | None
+    first_seen: AgeInterval | None
+    count: int | None
+    type: str
+    reason: str
+    object_kind: str | None
+    object_name: str | None
+    message: str
+    raw: str
+    realigned: bool = False  # columns did not line up with the header; split on runs of spaces
+
+
+@dataclass
+class EventsTable:
+    rows: list[TableEvent] = field(default_factory=list)
+    errors: list[ManifestError] = field(default_factory=list)
+
+
+def looks_like_events_table(text: str) -> bool:
+    """True when the first non-blank line is an events table header."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    cells = {m.group(0) for m in _HEADER_CELL.finditer(first)}
+    return {"LAST SEEN", "REASON", "MESSAGE"} <= cells
+
+
+def parse_events_table(text: str, path: str = "<events>") -> EventsTable:
+    """Split rows by the header's character offsets (messages contain spaces)."""
+    table = EventsTable()
+    lines = text.splitlines()
+    header_at = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if header_at is None or not looks_like_events_table(lines[header_at]):
+        if header_at is not None and not lines[header_at].startswith("No resources found"):
+            table.errors.append(
+                ManifestError(path, 1, 1, "no events table header (LAST SEEN … MESSAGE)")
+            )
+        return table
+    columns = [(m.start(), m.group(0)) for m in _HEADER_CELL.finditer(lines[header_at])]
+    for index in range(header_at + 1, len(lines)):
+        line = lines[index].rstrip("\r")
+        if line.strip():
+            _add_row(table, columns, line, index + 1, path)
+    return table
+
+
+def _add_row(
+    table: EventsTable, columns: list[tuple[int, str]], line: str, line_no: int, path: str
+) -> None:
+    cells, realigned = _cells(columns, line)
+    if not cells.get("REASON") or "LAST SEEN" not in cells:
+        table.errors.append(ManifestError(path, line_no, 1, "events table row without a REASON"))
+        return
+    table.rows.append(_row(cells, line, line_no, realigned))
+
+
+def _cells(columns: list[tuple[int, str]], line: str) -> tuple[dict[str, str], bool]:
+    aligned = all(start == 0 or start > len(line) or line[start - 1] == " " for start, _ in columns)
+    if aligned:
+        ends = [start for start, _ in columns[1:]] + [len(line)]
+        return {
+            name: line[start:end].strip() for (start, name), end in zip(columns, ends, strict=True)
+        }, False
+    parts = re.split(r"\s{2,}", line.strip(), maxsplit=len(columns) - 1)
+    return dict(zip([name for _, name in columns], parts, strict=False)), True
+
+
+def _row(cells: dict[str, str], line: str, line_no: int, realigned: bool) -> TableEvent:
+    last_seen, count, first_seen = _ages(cells)
+    kind, name = _object(cells)
+    return TableEvent(
+        line_no=line_no,
+        namespace=cells.get("NAMESPACE") or None,
+        last_seen=last_seen,
+        first_seen=first_seen,
+        count=count,
+        type=cells.get("TYPE", ""),
+        reason=cells.get("REASON", ""),
+        object_kind=kind,
+        object_name=name,
+        message=cells.get("MESSAGE", ""),
+        raw=line,
+        realigned=realigned,
+    )
+
+
+def _ages(cells: dict[str, str]) -> tuple[AgeInterval | None, int | None, AgeInterval | None]:
+    last = cells.get("LAST SEEN", "")
+    count = int(cells["COUNT"]) if cells.get("COUNT", "").isdigit() else None
+    first = parse_age(cells["FIRST SEEN"]) if cells.get("FIRST SEEN") else None
+    repeat = _REPEAT.match(last)
+    if repeat:
+        return parse_age(repeat["age"]), int(repeat["count"]), parse_age(repeat["over"])
+    return parse_age(last), count, first
+
+
+def _object(cells: dict[str, str]) -> tuple[str | None, str | None]:
+    if "OBJECT" in cells and "/" in cells["OBJECT"]:
+        kind, _, name = cells["OBJECT"].partition("/")
+    else:
+        kind, name = cells.get("KIND", ""), cells.get("NAME", "") or cells.get("OBJECT", "")
+    kind = kind.split(".", 1)[0]
+    return _OBJECT_KINDS.get(kind.lower(), kind) or None, name or None
