@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import IO, Any
 
 from parsers.records import SourceInfo
@@ -42,6 +43,7 @@ class LogStream:
     info: SourceInfo
     opener: Callable[[], IO[bytes]]
     prefixed: bool | None = None  # True when lines carry a kubelet --timestamps / CRI prefix
+    path: Path | None = None  # a plain, uncompressed file on disk: may be scanned in parallel
 
     def open(self) -> IO[bytes]:
         return self.opener()
