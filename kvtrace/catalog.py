@@ -1,0 +1,191 @@
+"""The virt-controller message catalog: which log line means what.
+
+Messages are matched by their text, never by ``pos`` alone: the same message moves between
+releases (``controllers.md`` §10.1). Each entry records where v1.7.0 … v1.9.0 print it, so a
+line's ``pos`` can also tell which release wrote it.
+
+Categories:
+``decision`` a run-strategy decision (logged before acting, repeats while a VMI terminates);
+``api`` a VMI create/delete API call that succeeded; ``failure`` a failed call or reconcile;
+``requeue`` a reconcile that ended in error (the key is inside the message); ``backoff`` a start
+deferred by the crash-loop backoff; ``leader`` leader election; ``controller`` controller
+lifecycle; ``info`` anything else about the VM.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+# Version bands used for positions (controllers.md §10.1).
+V170, V171, V173, V190 = "v1.7.0", "v1.7.1", "v1.7.3", "v1.9.0"
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message template of virt-controller (or client-go) and what it means."""
+
+    id: str
+    category: str
+    pattern: re.Pattern[str]
+    summary: str
+    positions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def pos_at(self, version: str = V190) -> tuple[str, ...]:
+        return self.positions.get(version, ())
+
+
+def _m(
+    id_: str, category: str, regex: str, summary: str, **positions: tuple[str, ...]
+) -> Message:
+    bands = {V170: "v170", V171: "v171", V173: "v173", V190: "v190"}
+    pos = {band: positions[key] for band, key in bands.items() if key in positions}
+    return Message(id_, category, re.compile(regex), summary, pos)
+
+
+_PHASE = r"(?P<phase>\S*)"
+_RS = r"(?P<strategy>\S+)"
+_KEY = r"(?P<key>\S+)"
+
+CATALOG: tuple[Message, ...] = (
+    _m("vm.restart-request", "decision",
+       rf"^processing forced restart request for VMI with phase {_PHASE} and VM runStrategy: {_RS}$",
+       "restart requested: VMI will be stopped",
+       v170=("vm.go:962",), v171=("vm.go:983",), v173=("vm.go:984",), v190=("vm.go:985",)),
+    _m("vm.stop", "decision",
+       rf"^Stopping VM with VMI in phase {_PHASE} and VM runStrategy: {_RS}$",
+       "decision: stop the VMI",
+       v170=("vm.go:982", "vm.go:1029"), v171=("vm.go:1003", "vm.go:1050"),
+       v173=("vm.go:1004", "vm.go:1051"), v190=("vm.go:1005", "vm.go:1052")),
+    _m("vm.stop-request", "decision",
+       rf"^processing stop request for VMI with phase {_PHASE} and VM runStrategy: {_RS}$",
+       "stop requested",
+       v170=("vm.go:1022",), v171=("vm.go:1043",), v173=("vm.go:1044",), v190=("vm.go:1045",)),
+    # Argument-order quirk at vm.go:1094: the phase and the constant "Stopping VM" are swapped.
+    _m("vm.stop-manual", "decision",
+       rf"^{_PHASE} with VMI in phase Stopping VM due to stop request and VM runStrategy: {_RS}$",
+       "decision: stop the VMI (stop request)",
+       v170=("vm.go:1071",), v171=("vm.go:1092",), v173=("vm.go:1093",), v190=("vm.go:1094",)),
+    _m("vm.stop-halted", "decision",
+       rf"^Stopping VM with VMI in phase {_PHASE} due to runStrategy: {_RS}$",
+       "decision: stop the VMI (Halted)",
+       v170=("vm.go:1111",), v171=("vm.go:1132",), v173=("vm.go:1133",), v190=("vm.go:1134",)),
+    _m("vm.backoff", "backoff",
+       rf"^Delaying start of VM Starting VM with 'runStrategy: {_RS}' due to start failure "
+       r"backoff\. Waiting (?P<seconds>-?\d+) more seconds before starting\.$",
+       "start deferred by the crash-loop backoff",
+       v170=("vm.go:1004", "vm.go:1053"), v171=("vm.go:1025", "vm.go:1074"),
+       v173=("vm.go:1026", "vm.go:1075"), v190=("vm.go:1027", "vm.go:1076")),
+    _m("vm.start", "decision", rf"^Starting VM due to runStrategy: {_RS}$",
+       "decision: create a VMI",
+       v170=("vm.go:1009", "vm.go:1058"), v171=("vm.go:1030", "vm.go:1079"),
+       v173=("vm.go:1031", "vm.go:1080"), v190=("vm.go:1032", "vm.go:1081")),
+    _m("vm.start-request", "decision",
+       rf"^Starting VM due to start request and runStrategy: {_RS}$",
+       "decision: create a VMI (start request)",
+       v170=("vm.go:1082", "vm.go:1119"), v171=("vm.go:1103", "vm.go:1140"),
+       v173=("vm.go:1104", "vm.go:1141"), v190=("vm.go:1105", "vm.go:1142")),
+    _m("vm.start-receiver", "decision",
+       rf"^Starting VM as receiver due to runStrategy: {_RS}$",
+       "decision: create a receiver VMI",
+       v170=("vm.go:1144",), v171=("vm.go:1165",), v173=("vm.go:1166",), v190=("vm.go:1167",)),
+    _m("vm.created", "api",
+       r"^Started VM by creating the new virtual machine instance (?P<vmi>\S+)$",
+       "VMI create call succeeded",
+       v170=("vm.go:1318",), v171=("vm.go:1339",), v173=("vm.go:1340",), v190=("vm.go:1341",)),
+    _m("vm.create-failed", "failure", r"^Failed to create VirtualMachineInstance: (?P<vmi>.*)$",
+       "VMI create call failed",
+       v170=("vm.go:1313",), v171=("vm.go:1334",), v173=("vm.go:1335",), v190=("vm.go:1336",)),
+    _m("vm.deleted", "api",
+       rf"^Dispatching delete event for vmi {_KEY} with phase {_PHASE}$",
+       "VMI delete call succeeded",
+       v170=("vm.go:1662",), v171=("vm.go:1683",), v173=("vm.go:1684",), v190=("vm.go:1685",)),
+    _m("vm.delete-failed", "failure", r"^Failure attempting to delete VMI: (?P<error>.*)$",
+       "VMI delete call failed",
+       v190=("vm.go:1013", "vm.go:1055", "vm.go:1097", "vm.go:3245")),
+    _m("vm.revision-failed", "failure",
+       r"^Failed to create controller revision for VirtualMachine\.$",
+       "ControllerRevision create failed",
+       v170=("vm.go:1263",), v171=("vm.go:1284",), v173=("vm.go:1285",), v190=("vm.go:1286",)),
+    _m("vm.reconcile-failed", "failure", r"^Reconciling the VirtualMachine failed\.$",
+       "reconcile returned a sync error",
+       v170=("vm.go:446",), v171=("vm.go:446",), v173=("vm.go:447",), v190=("vm.go:448",)),
+    _m("vm.status-failed", "failure", r"^Updating the VirtualMachine status failed\.$",
+       "VM status update failed",
+       v170=("vm.go:451",), v171=("vm.go:451",), v173=("vm.go:452",), v190=("vm.go:453",)),
+    _m("vm.requeue", "requeue", rf"^re-enqueuing VirtualMachine {_KEY}$",
+       "VM reconcile ended in error; retried with backoff",
+       v170=("vm.go:346",), v171=("vm.go:346",), v173=("vm.go:347",), v190=("vm.go:348",)),
+    _m("vm.processed", "info", rf"^processed VirtualMachine {_KEY}$", "VM reconcile succeeded (V4)",
+       v170=("vm.go:349",), v171=("vm.go:349",), v173=("vm.go:350",), v190=("vm.go:351",)),
+    _m("vm.processing", "info", r"^Started processing vm$", "VM reconcile started (V4)",
+       v170=("vm.go:370",), v171=("vm.go:370",), v173=("vm.go:371",), v190=("vm.go:372",)),
+    _m("vm.decentralized-halt", "decision",
+       r"^decentralized migration completed, setting runStrategy to halted$",
+       "runStrategy set to Halted after a decentralized migration", v190=("vm.go:990",)),
+    _m("vm.receiver-setup", "info", r"^Setting up receiver VMI (?P<key>\S+/\S+)$",
+       "receiver VMI annotation added",
+       v170=("vm.go:1271",), v171=("vm.go:1292",), v173=("vm.go:1293",), v190=("vm.go:1294",)),
+    _m("vm.manual-recovery", "failure",
+       r"^cannot start the VM since it has the manual recovery required condtion set$",
+       "start blocked by ManualRecoveryRequired", v190=("vm.go:1269",)),
+    _m("vmi.requeue", "requeue", rf"^reenqueuing VirtualMachineInstance {_KEY}$",
+       "VMI reconcile ended in error; retried with backoff",
+       v170=("vmi.go:269",), v171=("vmi.go:278",), v173=("vmi.go:296",), v190=("vmi.go:288",)),
+    _m("vmi.processed", "info", rf"^processed VirtualMachineInstance {_KEY}$",
+       "VMI reconcile succeeded (V4)",
+       v170=("vmi.go:272",), v171=("vmi.go:281",), v173=("vmi.go:299",), v190=("vmi.go:291",)),
+    _m("vmi.backend-storage", "info", r"^Delaying pod creation while backend storage populates\.$",
+       "pod creation waits for backend storage", v190=("lifecycle.go:139",)),
+    _m("vmi.waiting-for-sync", "info", r"^setting VMI to WaitingForSync while .*$",
+       "VMI moved to WaitingForSync",
+       v190=("lifecycle.go:444", "lifecycle.go:452", "lifecycle.go:519")),
+    _m("vmi.wfs-delete", "info", r"^deleting VMI while waiting for sync, removing finalizers$",
+       "WaitingForSync VMI deleted", v190=("lifecycle.go:539",)),
+    _m("vmi.overhead-annotation", "failure", r"^Failed to parse memory overhead annotation: .*$",
+       "bad memory-overhead annotation", v190=("lifecycle.go:1175",)),
+    _m("pod.conditions-failed", "failure", r"^Patching of pod conditions failed: .*$",
+       "pod condition patch failed", v190=("lifecycle.go:972",)),
+    _m("vm.hotplug", "info", r"^hotplugging (?:cpu|memory) to .*$", "CPU/memory hotplug patch",
+       v190=("vm.go:616", "vm.go:3563")),
+    _m("controller.vm-start", "controller", r"^Starting VirtualMachine controller\.$",
+       "VM controller started on this replica",
+       v170=("vm.go:309",), v171=("vm.go:309",), v173=("vm.go:310",), v190=("vm.go:311",)),
+    _m("controller.vmi-start", "controller", r"^Starting vmi controller\.$",
+       "VMI controller started on this replica",
+       v170=("vmi.go:227",), v171=("vmi.go:236",), v173=("vmi.go:254",), v190=("vmi.go:246",)),
+    _m("leader.controllers", "leader", r"^STARTING controllers with following threads : .*$",
+       "this replica started leading (controllers started)", v190=("stdlib.go:105",)),
+    _m("leader.attempt", "leader",
+       r"^attempting to acquire leader lease (?P<lock>\S+?)\.\.\.$",
+       "waiting for the lease", v190=("leaderelection.go:257",)),
+    _m("leader.acquired", "leader", r"^successfully acquired lease (?P<lock>\S+)$",
+       "acquired the lease", v190=("leaderelection.go:271",)),
+    _m("leader.renew-failed", "leader", r"^failed to renew lease (?P<lock>\S+?): .*$",
+       "failed to renew the lease", v190=("leaderelection.go:297",)),
+    _m("leader.lost", "leader", r"^leaderelection lost$",
+       "lost the lease; the process exits", v190=("stdlib.go:105",)),
+)
+
+# Prefix index: the first word of a message narrows the candidate templates.
+_BY_FIRST_WORD: dict[str, list[Message]] = {}
+for _msg in CATALOG:
+    _first = _msg.pattern.pattern.lstrip("^").split(" ", 1)[0]
+    _BY_FIRST_WORD.setdefault(_first if _first.isalpha() else "", []).append(_msg)
+
+
+@lru_cache(maxsize=4096)
+def match(text: str) -> tuple[Message, dict[str, str]] | None:
+    """The catalog entry a message text matches, with its captured arguments."""
+    first = text.split(" ", 1)[0]
+    for entry in (*_BY_FIRST_WORD.get(first, ()), *_BY_FIRST_WORD.get("", ())):
+        found = entry.pattern.match(text)
+        if found:
+            return entry, {k: v for k, v in found.groupdict().items() if v is not None}
+    return None
+
+
+def versions_for_pos(entry: Message, pos: str) -> list[str]:
+    """Which release bands print ``entry`` at ``pos`` (empty when none of the known ones)."""
+    return [band for band, where in entry.positions.items() if pos in where]

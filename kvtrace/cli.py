@@ -1,0 +1,49 @@
+"""The ``kvtrace`` command (also ``kubectl kvtrace``): thin, maps errors to exit codes."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from kvtrace import __version__
+from kvtrace.commands.timeline import timeline_command
+from kvtrace.errors import EXIT_ERROR, KvtraceError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kvtrace")
+def cli() -> None:
+    """Forensics for KubeVirt's virt-controller: timelines from logs and objects."""
+
+
+cli.add_command(timeline_command)
+
+
+def main() -> None:
+    """Entry point: typed errors become one clear line and an exit code, never a traceback."""
+    try:
+        code = cli.main(prog_name="kvtrace", standalone_mode=False)
+    except KvtraceError as err:
+        click.echo(f"error: {err}", err=True)
+        sys.exit(err.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(EXIT_ERROR)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(err.exit_code)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(0)
+    except Exception as err:  # noqa: BLE001 - last line of defence: no tracebacks for users
+        if os.environ.get("KVTRACE_DEBUG"):
+            raise
+        click.echo(f"internal error: {type(err).__name__}: {err} (set KVTRACE_DEBUG=1 for details; please report)", err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

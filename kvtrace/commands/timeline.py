@@ -1,0 +1,53 @@
+"""``kvtrace timeline NS/VM``: one VM's reconcile timeline from every source."""
+
+from __future__ import annotations
+
+import click
+
+from kvtrace.options import evidence_options, output_option, split_key, window_options
+from kvtrace.pipeline import open_evidence
+from kvtrace.render import timeline_shape as shape
+from kvtrace.timefmt import now, parse_window_bound
+
+FORMATS = ["table", "wide", "json", "yaml", "csv"]
+
+
+@click.command("timeline")
+@click.argument("vm", metavar="NAMESPACE/VM")
+@evidence_options
+@window_options
+@output_option(FORMATS)
+def timeline_command(
+    vm: str, bundle: str | None, logs: tuple[str, ...], since: str | None, until: str | None, output: str
+) -> None:
+    """Show the reconcile timeline of one VirtualMachine, every row pointing at its evidence."""
+    from kvtrace.timeline import build_timeline
+
+    namespace, name = split_key(vm)
+    with open_evidence(bundle, logs) as evidence:
+        reference = evidence.captured_at or now()
+        start = parse_window_bound(since, reference)
+        end = parse_window_bound(until, reference)
+        timeline = build_timeline(evidence, namespace, name, start, end)
+        click.echo(render(timeline, output), nl=False)
+
+
+def render(timeline: "shape.Timeline", output: str) -> str:
+    if output == "json":
+        from kvtrace.render.structured import to_json
+
+        return to_json(shape.document(timeline))
+    if output == "yaml":
+        from kvtrace.render.structured import to_yaml
+
+        return to_yaml(shape.document(timeline))
+    if output == "csv":
+        from kvtrace.render.structured import to_csv
+
+        return to_csv(shape.csv_rows(timeline), shape.CSV_FIELDS)
+    from kvtrace.render.table import render_table
+
+    wide = output == "wide"
+    headers = shape.WIDE_HEADERS if wide else shape.TABLE_HEADERS
+    table = render_table(headers, shape.table_rows(timeline, wide))
+    return table + "\n\n" + "\n".join(shape.summary_lines(timeline)) + "\n"

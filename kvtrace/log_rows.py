@@ -1,0 +1,187 @@
+"""Timeline rows from controller logs: parse the candidates, attribute them to the VM.
+
+Attribution (issue #2 §4): by uid (VM, any VMI incarnation, launcher pod), by namespace/name,
+by launcher pod name, and by the ``ns/name`` key inside messages that carry no object
+(``re-enqueuing VirtualMachine ns/name`` at ``vm.go:348``, ``reenqueuing VirtualMachineInstance
+ns/name`` at ``vmi.go:288``, ``Dispatching delete event for vmi ns/name`` at ``vm.go:1685``).
+Leader-election lines are kept as context for every replica.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import PurePath
+
+from kvtrace import catalog
+from kvtrace.logscan import StreamScan, scan_streams
+from kvtrace.rows import Provenance, TimelineRow
+from kvtrace.sources.model import LogStream
+from kvtrace.vmscope import VMScope
+from parsers.logstream import LogParser
+from parsers.records import DUPLICATE, RECORD, LineTally, LogRecord
+
+LEADER_NEEDLE = b"leaderelection"
+
+
+@dataclass
+class SourceReport:
+    """What reading one log stream gave: scanned lines, candidates, outcomes, rows."""
+
+    source_id: str
+    pod: str | None
+    container: str | None
+    instance: str | None
+    lines: int
+    candidates: int
+    rows: int = 0
+    tally: LineTally = field(default_factory=LineTally)
+
+
+@dataclass
+class Attribution:
+    """How a record is tied to the VM; ``vmi_uid`` when it names an incarnation."""
+
+    via: str
+    vmi_uid: str | None = None
+
+
+def needles_for(scope: VMScope) -> list[bytes]:
+    return [scope.name.encode(), LEADER_NEEDLE]
+
+
+def log_rows(
+    streams: list[LogStream], scope: VMScope, anchor: datetime | None
+) -> tuple[list[TimelineRow], list[SourceReport]]:
+    ordered = sorted(streams, key=lambda s: s.info.source_id)
+    rows: list[TimelineRow] = []
+    reports: list[SourceReport] = []
+    seen: set[tuple[object, ...]] = set()
+    for scan in scan_streams(ordered, needles_for(scope)):
+        report = _report(scan)
+        for record in _parse(scan, anchor, report.tally):
+            row = _row_for(record, scope, scan.stream)
+            if row is None:
+                continue
+            if _is_duplicate(record, scan.stream, seen):
+                report.tally[RECORD] -= 1
+                report.tally[DUPLICATE] += 1
+                continue
+            rows.append(row)
+            report.rows += 1
+        reports.append(report)
+    return rows, reports
+
+
+def _report(scan: StreamScan) -> SourceReport:
+    info = scan.stream.info
+    return SourceReport(
+        info.source_id, info.pod, info.container, info.instance, scan.lines, len(scan.hits)
+    )
+
+
+def _parse(scan: StreamScan, anchor: datetime | None, tally: LineTally) -> Iterator[LogRecord]:
+    parser = LogParser(scan.stream.info, policy="skip", anchor=anchor)
+    for line_no, line in scan.hits:
+        yield from parser.feed(line_no, line)
+    yield from parser.close()
+    tally.update(parser.tally)
+
+
+def _is_duplicate(record: LogRecord, stream: LogStream, seen: set[tuple[object, ...]]) -> bool:
+    """A byte-identical body from the same pod seen in another source (inputs.md §1.10)."""
+    pod = record.pod or stream.info.pod
+    key = (pod, record.container or stream.info.container, record.time, record.msg, record.pos)
+    if pod is None or record.time is None:
+        return False
+    if key in seen:
+        return True
+    seen.add(key)
+    return False
+
+
+def attribute(record: LogRecord, scope: VMScope, matched: dict[str, str]) -> Attribution | None:
+    uid = record.uid or None
+    if uid and uid == scope.vm_uid:
+        return Attribution("uid")
+    if uid and uid in scope.vmi_uids:
+        return Attribution("uid", uid)
+    if uid and uid in {p.uid for p in scope.pods}:
+        return Attribution("pod uid")
+    if record.namespace == scope.namespace and record.name == scope.name:
+        return Attribution("name", _vmi_uid_from_unknown(record, scope))
+    if record.namespace == scope.namespace and _is_launcher_of(record.name, scope):
+        return Attribution("pod name")
+    key = matched.get("key")
+    if key == f"{scope.namespace}/{scope.name}":
+        return Attribution("key in message")
+    return None
+
+
+def _vmi_uid_from_unknown(record: LogRecord, scope: VMScope) -> str | None:
+    """A uid on a VMI-controller line that is not the VM's is a VMI incarnation."""
+    pos_file = (record.pos or "").split(":", 1)[0]
+    if record.uid and record.uid != scope.vm_uid and pos_file in {"vmi.go", "lifecycle.go"}:
+        return record.uid
+    return None
+
+
+def _is_launcher_of(name: str | None, scope: VMScope) -> bool:
+    if not name:
+        return False
+    return name in scope.pod_names or name.startswith(f"virt-launcher-{scope.name}-") and (
+        len(name) == len(f"virt-launcher-{scope.name}-") + 5
+    )
+
+
+def _row_for(record: LogRecord, scope: VMScope, stream: LogStream) -> TimelineRow | None:
+    found = catalog.match(record.msg)
+    entry, matched = found if found else (None, {})
+    if entry and entry.category == "leader":
+        return _make_row(record, stream, entry, matched, None)
+    attribution = attribute(record, scope, matched)
+    if attribution is None:
+        return None
+    return _make_row(record, stream, entry, matched, attribution.vmi_uid)
+
+
+def _category(record: LogRecord, entry: catalog.Message | None) -> str:
+    if entry:
+        return entry.category
+    return "failure" if record.level in ("error", "fatal") else "log"
+
+
+def source_name(record: LogRecord, stream: LogStream) -> str:
+    pod = record.pod or stream.info.pod
+    if pod:
+        instance = stream.info.instance
+        return f"{pod} (previous)" if instance == "previous" else pod
+    return PurePath(stream.info.source_id).name or stream.info.source_id
+
+
+def _make_row(
+    record: LogRecord,
+    stream: LogStream,
+    entry: catalog.Message | None,
+    matched: dict[str, str],
+    vmi_uid: str | None,
+) -> TimelineRow:
+    return TimelineRow(
+        time=record.time,
+        origin="log",
+        source=source_name(record, stream),
+        category=_category(record, entry),
+        what=record.msg,
+        evidence=Provenance("log", stream.info.source_id, line=record.line_no),
+        incarnation=vmi_uid,
+        pos=record.pos,
+        level=record.level,
+        reason=record.reason,
+        message_id=entry.id if entry else None,
+        args=tuple(sorted(matched.items())),
+    )
+
+
+def leader_lines(rows: Iterable[TimelineRow]) -> list[TimelineRow]:
+    return [r for r in rows if r.category == "leader"]

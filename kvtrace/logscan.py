@@ -1,0 +1,93 @@
+"""Find one VM's candidate lines in every log stream, in parallel where it pays.
+
+A plain file larger than :data:`PARALLEL_MIN` is split into byte ranges scanned by worker
+processes (one per core); compressed files and stdin are scanned sequentially. Either way only
+raw-byte candidates reach the parser (see :mod:`parsers.scan`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from kvtrace.sources.model import LogStream
+from parsers.scan import ScanResult, scan_range
+
+PARALLEL_MIN = 64 << 20
+
+
+@dataclass
+class StreamScan:
+    """Candidate lines of one stream with file line numbers, and how much was scanned."""
+
+    stream: LogStream
+    hits: list[tuple[int, bytes]]
+    lines: int
+    bytes_read: int
+
+
+def _scan_file_range(path: str, needles: Sequence[bytes], start: int, end: int) -> ScanResult:
+    with open(path, "rb") as handle:
+        return scan_range(handle, needles, start, end)
+
+
+def _ranges(size: int, parts: int) -> list[tuple[int, int]]:
+    step = -(-size // parts)
+    return [(i, min(i + step, size)) for i in range(0, size, step)] or [(0, 0)]
+
+
+def _workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def _splittable(stream: LogStream) -> Path | None:
+    path = stream.path
+    if path is None or _workers() < 2:
+        return None
+    try:
+        return path if path.stat().st_size >= PARALLEL_MIN else None
+    except OSError:
+        return None
+
+
+def scan_streams(streams: Sequence[LogStream], needles: Sequence[bytes]) -> Iterator[StreamScan]:
+    """Scan every stream for ``needles``; results come in the order of ``streams``."""
+    big = {i: p for i, s in enumerate(streams) if (p := _splittable(s)) is not None}
+    if not big:
+        yield from (_scan_sequential(s, needles) for s in streams)
+        return
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=_workers(), mp_context=context) as pool:
+        pending = {i: _submit_ranges(pool, p, needles) for i, p in big.items()}
+        for i, stream in enumerate(streams):
+            if i in pending:
+                yield _combine(stream, [f.result() for f in pending[i]])
+            else:
+                yield _scan_sequential(stream, needles)
+
+
+def _submit_ranges(pool: Executor, path: Path, needles: Sequence[bytes]) -> list:  # type: ignore[type-arg]
+    size = path.stat().st_size
+    return [
+        pool.submit(_scan_file_range, str(path), tuple(needles), start, end)
+        for start, end in _ranges(size, _workers() * 2)
+    ]
+
+
+def _combine(stream: LogStream, parts: list[ScanResult]) -> StreamScan:
+    hits: list[tuple[int, bytes]] = []
+    base = 0
+    for part in parts:
+        hits.extend((base + line_no, line) for line_no, line in part.hits)
+        base += part.lines
+    return StreamScan(stream, hits, base, sum(p.bytes_read for p in parts))
+
+
+def _scan_sequential(stream: LogStream, needles: Sequence[bytes]) -> StreamScan:
+    with stream.open() as handle:
+        result = scan_range(handle, needles)
+    return StreamScan(stream, result.hits, result.lines, result.bytes_read)

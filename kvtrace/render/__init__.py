@@ -1,0 +1,1 @@
+"""Renderers: shaping (rows to plain data) is separate from serialising (table, JSON, YAML, CSV)."""

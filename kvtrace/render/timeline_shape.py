@@ -1,0 +1,165 @@
+"""Shape a Timeline into plain data: the one place that decides what each output contains.
+
+Table, JSON, YAML and CSV all come from these shapes, so they always hold the same rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtrace import __version__
+from kvtrace.rows import TimelineRow
+from kvtrace.timefmt import delta_seconds, display, display_delta, iso
+from kvtrace.timeline import Timeline
+
+API_VERSION = "kvtrace.io/v1alpha1"
+TABLE_HEADERS = ["TIME (UTC)", "ΔT", "SOURCE", "VMI", "KIND", "WHAT", "POS"]
+WIDE_HEADERS = [*TABLE_HEADERS, "LEVEL", "REASON", "EVIDENCE"]
+CSV_FIELDS = [
+    "time", "resolution", "delta", "source", "incarnation", "vmiUID", "category", "what",
+    "pos", "level", "reason", "evidence", "orderUncertain",
+]
+
+
+def short_uid(uid: str | None) -> str:
+    return uid[:8] if uid else ""
+
+
+def _resolution(row: TimelineRow) -> str | None:
+    if row.time is None:
+        return None
+    us = row.time.resolution_us
+    return "1s" if us >= 1_000_000 else ("1ms" if us >= 1_000 else "1us")
+
+
+def _previous_times(rows: list[TimelineRow]) -> list[TimelineRow | None]:
+    out: list[TimelineRow | None] = []
+    last: TimelineRow | None = None
+    for row in rows:
+        out.append(last)
+        if row.time is not None:
+            last = row
+    return out
+
+
+def item(row: TimelineRow, previous: TimelineRow | None) -> dict[str, Any]:
+    """One row as kubectl-style data (camelCase keys, RFC 3339 times)."""
+    delta = delta_seconds(previous.time, row.time) if previous else None
+    return {
+        "time": iso(row.time),
+        "resolution": _resolution(row),
+        "delta": None if delta is None else round(delta, 6),
+        "source": row.source,
+        "incarnation": short_uid(row.incarnation) or None,
+        "vmiUID": row.incarnation,
+        "category": row.category,
+        "what": row.what,
+        "messageID": row.message_id,
+        "pos": row.pos,
+        "level": row.level,
+        "reason": row.reason,
+        "evidence": str(row.evidence),
+        "orderUncertain": row.order_uncertain,
+    }
+
+
+def items(timeline: Timeline) -> list[dict[str, Any]]:
+    return [item(r, p) for r, p in zip(timeline.rows, _previous_times(timeline.rows))]
+
+
+def document(timeline: Timeline) -> dict[str, Any]:
+    """The ``kind: Timeline`` document for ``-o json|yaml``."""
+    ev = timeline.evidence
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "Timeline",
+        "metadata": {
+            "name": timeline.name,
+            "namespace": timeline.namespace,
+            "uid": timeline.scope.vm_uid,
+            "generator": f"kvtrace {__version__}",
+        },
+        "spec": {
+            "source": {"layout": ev.layout, "coverage": ev.coverage, "origin": ev.origin},
+            "capturedAt": ev.captured_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if ev.captured_at else None,
+            "since": timeline.since.isoformat() if timeline.since else None,
+            "until": timeline.until.isoformat() if timeline.until else None,
+        },
+        "items": items(timeline),
+        "status": status(timeline),
+    }
+
+
+def status(timeline: Timeline) -> dict[str, Any]:
+    return {
+        "rows": len(timeline.rows),
+        "incarnations": timeline.incarnations,
+        "sources": [
+            {
+                "source": s.source_id,
+                "pod": s.pod,
+                "container": s.container,
+                "instance": s.instance,
+                "lines": s.lines,
+                "candidates": s.candidates,
+                "rows": s.rows,
+                "outcomes": dict(sorted(s.tally.items())),
+                "unparsed": s.tally.problems(),
+            }
+            for s in timeline.sources
+        ],
+        "skippedFiles": [{"path": p, "reason": r} for p, r in timeline.evidence.skipped],
+        "notes": timeline.notes,
+    }
+
+
+def table_rows(timeline: Timeline, wide: bool) -> list[list[str]]:
+    out = []
+    for row, prev in zip(timeline.rows, _previous_times(timeline.rows)):
+        cells = [
+            display(row.time) + ("~" if row.order_uncertain else ""),
+            display_delta(prev.time if prev else None, row.time),
+            row.source,
+            short_uid(row.incarnation),
+            row.category,
+            row.what if wide else _clip(row.what, 100),
+            row.pos or "",
+        ]
+        if wide:
+            cells += [row.level or "", row.reason or "", str(row.evidence)]
+        out.append(cells)
+    return out
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def csv_rows(timeline: Timeline) -> list[dict[str, Any]]:
+    return [{k: v for k, v in i.items() if k in CSV_FIELDS} for i in items(timeline)]
+
+
+def summary_lines(timeline: Timeline) -> list[str]:
+    """What goes under the table: counts, incarnations, unparsed lines, missing evidence."""
+    lines = [_headline(timeline)]
+    for source in timeline.sources:
+        problems = source.tally.problems()
+        if problems:
+            listed = ", ".join(f"{n} {reason}" for reason, n in problems.items())
+            lines.append(f"unparsed in {source.source_id}: {listed}")
+    for path, reason in timeline.evidence.skipped:
+        lines.append(f"skipped file {path}: {reason}")
+    lines += [f"note: {n}" for n in timeline.notes]
+    if any(r.order_uncertain for r in timeline.rows):
+        lines.append("~ marks a 1-second object time whose order against its neighbours is unknown")
+    return lines
+
+
+def _headline(timeline: Timeline) -> str:
+    scanned = sum(s.lines for s in timeline.sources)
+    incarnations = ", ".join(short_uid(u) for u in timeline.incarnations) or "none"
+    return (
+        f"{len(timeline.rows)} rows for {timeline.namespace}/{timeline.name} · VMI incarnations: "
+        f"{incarnations} · {len(timeline.sources)} log source(s), {scanned} lines scanned · "
+        f"evidence: {timeline.evidence.layout} ({timeline.evidence.coverage} coverage)"
+    )

@@ -1,0 +1,102 @@
+"""Timeline rows and their one ordering.
+
+Every row keeps its time as an interval ``[at, at + resolution)``: a log line knows its
+microsecond, a ``phaseTransitionTimestamp`` only its second (``inputs.md`` §2.6). Rows are sorted
+by ``(at, resolution, source rank, source, line, text)`` — a total order, so any input order gives
+the same timeline — and a row whose interval overlaps its neighbour's is marked
+``order_uncertain`` instead of pretending to know which came first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from parsers.records import Timestamp
+
+# Sources of the same instant: the controller's own log line first, then what objects recorded.
+SOURCE_RANK = {"log": 0, "revision": 1, "object": 2, "phase": 3, "pod": 4, "event": 5}
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a row comes from: a log file and line, or an object and field path."""
+
+    kind: str  # "log" | "object"
+    ref: str  # file path, or "Kind/ns/name"
+    line: int | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        if self.line is not None:
+            return f"{self.ref}:{self.line}"
+        return f"{self.ref} {self.field}" if self.field else self.ref
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    """One thing that happened to the VM, pointing at its evidence."""
+
+    time: Timestamp | None
+    origin: str  # a key of SOURCE_RANK
+    source: str  # replica pod, or object kind/name
+    category: str  # decision | api | failure | requeue | backoff | leader | phase | event | ...
+    what: str
+    evidence: Provenance
+    incarnation: str | None = None  # full VMI uid
+    pos: str | None = None
+    level: str | None = None
+    reason: str | None = None
+    message_id: str | None = None
+    args: tuple[tuple[str, str], ...] = ()
+    order_uncertain: bool = False
+
+    def arg(self, key: str) -> str | None:
+        return dict(self.args).get(key)
+
+
+def sort_key(row: TimelineRow) -> tuple[object, ...]:
+    at = row.time.at if row.time else datetime.max.replace(tzinfo=None)
+    stamp = at.replace(tzinfo=None) if at.tzinfo else at
+    resolution = row.time.resolution_us if row.time else 0
+    return (
+        stamp,
+        resolution,
+        SOURCE_RANK.get(row.origin, 9),
+        row.source,
+        row.evidence.ref,
+        row.evidence.line or 0,
+        row.what,
+    )
+
+
+def order(rows: list[TimelineRow]) -> list[TimelineRow]:
+    """Sort into the one deterministic order and flag rows whose order is not known."""
+    ordered = sorted(rows, key=sort_key)
+    return [_flag_uncertain(ordered, i) for i in range(len(ordered))]
+
+
+def _overlaps(a: TimelineRow, b: TimelineRow) -> bool:
+    if not a.time or not b.time:
+        return False
+    if a.time.resolution_us == b.time.resolution_us == 1 and a.source == b.source:
+        return False
+    return a.time.at < b.time.end and b.time.at < a.time.end and a.time.at != b.time.at
+
+
+def _flag_uncertain(rows: list[TimelineRow], i: int) -> TimelineRow:
+    row = rows[i]
+    neighbours = rows[max(0, i - 1) : i] + rows[i + 1 : i + 2]
+    coarse = row.time is not None and row.time.resolution_us > 1
+    if coarse and any(_overlaps(row, other) for other in neighbours):
+        return replace(row, order_uncertain=True)
+    return row
+
+
+def within(row: TimelineRow, since: datetime | None, until: datetime | None) -> bool:
+    """Whether a row's interval touches the window; rows without time are kept."""
+    if row.time is None:
+        return True
+    if since and row.time.end <= since:
+        return False
+    return not (until and row.time.at > until)

@@ -1,0 +1,158 @@
+"""Build one VM's timeline from an Evidence: object rows + log rows, attributed and ordered."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from kvtrace.errors import NotFoundError
+from kvtrace.log_rows import SourceReport, log_rows
+from kvtrace.object_rows import object_rows
+from kvtrace.rows import TimelineRow, order, within
+from kvtrace.sources.model import VM, Evidence
+from kvtrace.vmscope import VMScope, build_scope
+
+CONTEXT_CATEGORIES = {"leader"}
+_LOGGED_VM = re.compile(rb'"name":"([^"]+)","namespace":"([^"]+)","pos":"vm\.go:')
+NAME_PROBE_BYTES = 64 << 20
+
+
+@dataclass
+class Timeline:
+    """One VM's rows plus everything needed to say how complete they are."""
+
+    namespace: str
+    name: str
+    scope: VMScope
+    rows: list[TimelineRow]
+    sources: list[SourceReport]
+    evidence: Evidence
+    since: datetime | None = None
+    until: datetime | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def incarnations(self) -> list[str]:
+        uids = list(self.scope.vmi_uids)
+        for row in self.rows:
+            if row.incarnation and row.incarnation not in uids and row.origin != "pod":
+                uids.append(row.incarnation)
+        return uids
+
+
+def build_timeline(
+    evidence: Evidence,
+    namespace: str,
+    name: str,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> Timeline:
+    scope = build_scope(evidence, namespace, name)
+    logged, reports = log_rows(evidence.logs, scope, evidence.captured_at)
+    if scope.vm is None and not scope.vmis and not _about_vm(logged):
+        raise NotFoundError(_not_found_message(evidence, namespace, name, reports))
+    rows = _with_incarnations(object_rows(scope) + logged, scope)
+    rows = order([r for r in rows if within(r, since, until)])
+    timeline = Timeline(namespace, name, scope, rows, reports, evidence, since, until)
+    timeline.notes = _notes(timeline)
+    return timeline
+
+
+def _about_vm(rows: list[TimelineRow]) -> bool:
+    return any(r.category not in CONTEXT_CATEGORIES for r in rows)
+
+
+def _starts(scope: VMScope) -> dict[str, datetime]:
+    from parsers.timestamps import parse_time
+
+    starts = {}
+    for vmi in scope.vmis:
+        when = parse_time(str(vmi.body.get("metadata", {}).get("creationTimestamp") or ""))
+        if vmi.uid and when:
+            starts[vmi.uid] = when.at
+    return starts
+
+
+def _with_incarnations(rows: list[TimelineRow], scope: VMScope) -> list[TimelineRow]:
+    """Give VM-level rows the VMI incarnation that was current at their time."""
+    starts = _starts(scope)
+    known = sorted(starts.items(), key=lambda kv: kv[1])
+    unknown = [uid for uid in scope.vmi_uids if uid not in starts]
+    return [_assign(row, known, unknown) for row in rows]
+
+
+def _assign(
+    row: TimelineRow, known: list[tuple[str, datetime]], unknown: list[str]
+) -> TimelineRow:
+    if row.incarnation or row.time is None or row.category in CONTEXT_CATEGORIES:
+        return row
+    if row.origin in ("revision",) or row.evidence.ref.startswith("VirtualMachine/"):
+        return row
+    at = row.time.at
+    if row.message_id == "vm.created":
+        near = [uid for uid, start in known if abs((start - at).total_seconds()) <= 5]
+        if near:
+            return replace(row, incarnation=near[0])
+    current = [uid for uid, start in known if start <= at]
+    if current:
+        return replace(row, incarnation=current[-1])
+    return replace(row, incarnation=unknown[-1]) if unknown else row
+
+
+def _notes(timeline: Timeline) -> list[str]:
+    evidence = timeline.evidence
+    notes = list(evidence.missing)
+    if not evidence.logs:
+        notes.append(
+            "no virt-controller logs in this evidence: the timeline shows only what objects "
+            "recorded (add --log FILE, or collect with `kvtrace collect`)"
+        )
+    elif not any(r.origin == "log" and r.category not in CONTEXT_CATEGORIES for r in timeline.rows):
+        notes.append(
+            f"no log line mentions {timeline.namespace}/{timeline.name}: at default verbosity "
+            "virt-controller logs only decisions, API calls and failures"
+        )
+    if timeline.scope.vm is None and evidence.layout != "logs":
+        notes.append(f"no VirtualMachine object {timeline.namespace}/{timeline.name} in the evidence")
+    return notes
+
+
+def known_vms(evidence: Evidence, reports: list[SourceReport] | None = None) -> list[str]:
+    names = {f"{o.namespace}/{o.name}" for o in evidence.of_kind(VM)}
+    if not names:
+        names = _vms_named_in_logs(evidence)
+    return sorted(names)
+
+
+def _vms_named_in_logs(evidence: Evidence) -> set[str]:
+    """VM keys the controller logged, from the first bytes of each log (error path only)."""
+    names: set[str] = set()
+    for stream in evidence.logs:
+        try:
+            with stream.open() as handle:
+                head = handle.read(NAME_PROBE_BYTES)
+        except OSError:
+            continue
+        names |= {f"{ns.decode()}/{n.decode()}" for n, ns in _LOGGED_VM.findall(head)}
+    return names
+
+
+def _not_found_message(
+    evidence: Evidence, namespace: str, name: str, reports: list[SourceReport]
+) -> str:
+    wanted = f"{namespace}/{name}"
+    existing = known_vms(evidence, reports)
+    where = evidence.origin or evidence.layout
+    lines = [f"no VirtualMachine {wanted} in {where} (looked in VM/VMI objects and {len(reports)} log source(s))"]
+    close = difflib.get_close_matches(wanted, existing, n=5, cutoff=0.6)
+    if close:
+        lines.append("close names: " + ", ".join(close))
+    if existing:
+        shown = existing[:20]
+        more = f" (+{len(existing) - 20} more)" if len(existing) > 20 else ""
+        lines.append("VMs that exist: " + ", ".join(shown) + more)
+    else:
+        lines.append("no VMs at all were found in this evidence")
+    return "\n".join(lines)

@@ -1,0 +1,156 @@
+"""Which objects belong to one VM: its VMIs (incarnations), launcher pods, revisions and Events.
+
+Links, strongest first (``inputs.md`` §4): a VMI's controller ownerReference is the VM uid; a
+launcher pod's ``kubevirt.io/created-by`` label is the VMI uid; a start revision is named
+``revision-start-vm-<vm uid>-<generation>`` (``vm.go:1694-1700``); an Event's involvedObject uid
+is one of those, or (kind, namespace, name) when the uid is unknown. A VMI uid that only Events
+remember (a deleted incarnation) is still an incarnation.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvtrace.sources.model import EVENT, POD, REVISION, VM, VMI, Evidence, KubeObject
+
+START_REVISION = re.compile(r"^revision-start-vm-(?P<uid>[0-9a-fA-F-]{36})-(?P<gen>\d+)$")
+_DELETED_VMI = re.compile(r"deleting the virtual machine instance (?P<uid>\S+)$")
+
+
+@dataclass
+class VMScope:
+    """The VM and everything that belongs to it, found in one Evidence."""
+
+    namespace: str
+    name: str
+    vm: KubeObject | None
+    vmis: list[KubeObject] = field(default_factory=list)
+    pods: list[KubeObject] = field(default_factory=list)
+    revisions: list[KubeObject] = field(default_factory=list)
+    events: list[KubeObject] = field(default_factory=list)
+    vmi_uids: list[str] = field(default_factory=list)  # every incarnation, oldest first when known
+
+    @property
+    def vm_uid(self) -> str | None:
+        return self.vm.uid if self.vm else None
+
+    @property
+    def pod_names(self) -> set[str]:
+        return {p.name for p in self.pods}
+
+
+def owner_uids(body: dict[str, Any]) -> set[str]:
+    refs = body.get("metadata", {}).get("ownerReferences") or []
+    return {str(r.get("uid")) for r in refs if isinstance(r, dict) and r.get("uid")}
+
+
+def _labels(body: dict[str, Any]) -> dict[str, Any]:
+    labels = body.get("metadata", {}).get("labels")
+    return labels if isinstance(labels, dict) else {}
+
+
+def find_vm(evidence: Evidence, namespace: str, name: str) -> list[KubeObject]:
+    """All incarnations of the VM ``namespace/name`` (a recreated VM has several uids)."""
+    return [o for o in evidence.of_kind(VM) if o.namespace == namespace and o.name == name]
+
+
+def build_scope(evidence: Evidence, namespace: str, name: str) -> VMScope:
+    vms = find_vm(evidence, namespace, name)
+    vm = _newest(vms)
+    scope = VMScope(namespace, name, vm)
+    scope.vmis = _vmis_of(evidence, scope)
+    scope.revisions = _revisions_of(evidence, scope)
+    scope.pods = _pods_of(evidence, scope)
+    scope.events = _events_of(evidence, scope)
+    scope.vmi_uids = _incarnation_uids(scope)
+    return scope
+
+
+def _newest(objects: list[KubeObject]) -> KubeObject | None:
+    if not objects:
+        return None
+    return max(objects, key=lambda o: str(o.body.get("metadata", {}).get("creationTimestamp", "")))
+
+
+def _vmis_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
+    found = []
+    for vmi in evidence.of_kind(VMI):
+        owners = owner_uids(vmi.body)
+        if scope.vm_uid and scope.vm_uid in owners:
+            found.append(vmi)
+        elif (vmi.namespace, vmi.name) == (scope.namespace, scope.name) and not owners - {None}:
+            found.append(vmi)
+        elif (vmi.namespace, vmi.name) == (scope.namespace, scope.name) and not scope.vm_uid:
+            found.append(vmi)
+    return found
+
+
+def _revisions_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
+    if not scope.vm_uid:
+        return []
+    found = []
+    for rev in evidence.of_kind(REVISION):
+        named = START_REVISION.match(rev.name)
+        if named and named.group("uid") == scope.vm_uid and rev.namespace == scope.namespace:
+            found.append(rev)
+    return found
+
+
+def _pods_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
+    vmi_uids = {v.uid for v in scope.vmis if v.uid}
+    found = []
+    for pod in evidence.of_kind(POD):
+        labels = _labels(pod.body)
+        if labels.get("kubevirt.io") not in (None, "virt-launcher"):
+            continue
+        created_by = labels.get("kubevirt.io/created-by")
+        domain = pod.body.get("metadata", {}).get("annotations", {}) or {}
+        if created_by in vmi_uids or owner_uids(pod.body) & vmi_uids:
+            found.append(pod)
+        elif (
+            pod.namespace == scope.namespace
+            and domain.get("kubevirt.io/domain") == scope.name
+            and labels.get("kubevirt.io") == "virt-launcher"
+        ):
+            found.append(pod)
+    return found
+
+
+def _events_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
+    uids = {scope.vm_uid, *(v.uid for v in scope.vmis), *(p.uid for p in scope.pods)} - {None}
+    names = {(VM, scope.name), (VMI, scope.name), *((POD, p) for p in scope.pod_names)}
+    found = []
+    for event in evidence.of_kind(EVENT):
+        involved = event.body.get("involvedObject") or {}
+        uid = involved.get("uid")
+        key = (involved.get("kind"), involved.get("name"))
+        if uid and uid in uids:
+            found.append(event)
+        elif involved.get("namespace") == scope.namespace and key in names:
+            if key[0] != VM or not uid or not scope.vm_uid:
+                found.append(event)
+    return found
+
+
+def _incarnation_uids(scope: VMScope) -> list[str]:
+    """VMI uids: from the VMI objects, from Events on VMIs and from the VM's delete Events."""
+    seen: dict[str, str] = {}
+    for vmi in scope.vmis:
+        if vmi.uid:
+            seen.setdefault(vmi.uid, str(vmi.body["metadata"].get("creationTimestamp", "")))
+    for event in scope.events:
+        involved = event.body.get("involvedObject") or {}
+        first = str(event.body.get("firstTimestamp") or event.body.get("eventTime") or "")
+        if involved.get("kind") == VMI and involved.get("uid"):
+            _keep_earliest(seen, str(involved["uid"]), first)
+        deleted = _DELETED_VMI.search(str(event.body.get("message", "")))
+        if involved.get("kind") == VM and deleted:
+            _keep_earliest(seen, deleted.group("uid"), "")
+    return [uid for uid, _ in sorted(seen.items(), key=lambda kv: (kv[1] or "", kv[0]))]
+
+
+def _keep_earliest(seen: dict[str, str], uid: str, when: str) -> None:
+    if uid not in seen or (when and (not seen[uid] or when < seen[uid])):
+        seen[uid] = when
