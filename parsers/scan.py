@@ -87,6 +87,8 @@ def scan_range(
         stream.seek(start - 1)
         skipped = stream.readline()
         start = start - 1 + len(skipped)
+        if end is not None and start >= end:
+            return result  # the range holds no line start: its line belongs to the range before
     limit = None if end is None else end - start
     carry, line_base = b"", 1
     for data, final in _chunks(stream, limit):
