@@ -37,6 +37,8 @@ SERVER_VERSION = "v1.31.2"
 LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.9.0"
 CONTROLLER_IMAGE = "quay.io/kubevirt/virt-controller:v1.9.0"
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+STOPPED_MSG = "Stopped the virtual machine by deleting the virtual machine instance "
+STARTED_MSG = "Started the virtual machine by creating the new virtual machine instance "
 
 # --------------------------------------------------------------------------------------
 # deterministic ids and times
@@ -114,10 +116,22 @@ class ControllerLog:
         self.rng = random.Random(seed)
 
     # KubeVirt logger ---------------------------------------------------------------
-    def kv(self, us: int, level: str, msg: str, pos: str, obj: dict[str, str] | None = None,
-           reason: str | None = None) -> None:
-        f: dict[str, Any] = {"component": "virt-controller", "level": level, "msg": msg,
-                             "pos": pos, "timestamp": fmt_us(us)}
+    def kv(
+        self,
+        us: int,
+        level: str,
+        msg: str,
+        pos: str,
+        obj: dict[str, str] | None = None,
+        reason: str | None = None,
+    ) -> None:
+        f: dict[str, Any] = {
+            "component": "virt-controller",
+            "level": level,
+            "msg": msg,
+            "pos": pos,
+            "timestamp": fmt_us(us),
+        }
         if obj is not None:
             if obj.get("namespace"):
                 f["namespace"] = obj["namespace"]
@@ -129,16 +143,29 @@ class ControllerLog:
         self.lines.append((us, go_json(f)))
 
     def listening(self, us: int, port: int = 8443) -> None:
-        f = {"action": "listening", "component": "virt-controller", "interface": "0.0.0.0",
-             "level": "info", "port": port, "pos": "application.go:584", "service": "http",
-             "timestamp": fmt_us(us)}
+        f = {
+            "action": "listening",
+            "component": "virt-controller",
+            "interface": "0.0.0.0",
+            "level": "info",
+            "port": port,
+            "pos": "application.go:584",
+            "service": "http",
+            "timestamp": fmt_us(us),
+        }
         self.lines.append((us, go_json(f)))
 
     def stdlib(self, us: int, msg: str) -> None:
         """Go stdlib log routed through go-kit's StdlibAdapter (ts = container local = UTC)."""
         ts = _dt(us - 40).strftime("%Y/%m/%d %H:%M:%S")
-        f = {"component": "virt-controller", "level": "info", "msg": msg, "pos": "stdlib.go:105",
-             "timestamp": fmt_us(us), "ts": ts}
+        f = {
+            "component": "virt-controller",
+            "level": "info",
+            "msg": msg,
+            "pos": "stdlib.go:105",
+            "timestamp": fmt_us(us),
+            "ts": ts,
+        }
         self.lines.append((us, go_json(f)))
 
     # klog (client-go) --------------------------------------------------------------
@@ -172,22 +199,43 @@ def startup(log: ControllerLog, t0: int, cdi: bool = True) -> int:
     if cdi:
         log.kv(t0, "info", "CDI detected, DataVolume integration enabled", "application.go:428")
     else:
-        log.kv(t0, "info", "CDI not detected, DataVolume integration disabled", "application.go:438")
+        log.kv(
+            t0, "info", "CDI not detected, DataVolume integration disabled", "application.go:438"
+        )
     log.kv(t0 + 29_793, "info", "we are on kubernetes", "application.go:449")
     log.listening(t0 + 1_202_397)
     t_attempt = t0 + 1_398_099
-    log.klog(t_attempt, "I", "leaderelection.go:257",
-             "attempting to acquire leader lease kubevirt/virt-controller...")
+    log.klog(
+        t_attempt,
+        "I",
+        "leaderelection.go:257",
+        "attempting to acquire leader lease kubevirt/virt-controller...",
+    )
     return t_attempt
 
 
 INFORMERS = [
-    "vmiInformer", "vmInformer", "kubeVirtPodInformer", "kubeVirtNodeInformer", "vmimInformer",
-    "vmirsInformer", "vmpool", "persistentVolumeClaimInformer", "controllerRevisionInformer",
-    "dataVolumeInformer", "namespaceInformer", "vmExportInformer", "vmSnapshotInformer",
-    "vmSnapshotContentInformer", "vmRestoreInformer", "migrationPolicyInformer",
-    "virtualMachineCloneInformer", "vmInstancetypeInformer", "vmClusterInstancetypeInformer",
-    "vmPreferenceInformer", "vmClusterPreferenceInformer",
+    "vmiInformer",
+    "vmInformer",
+    "kubeVirtPodInformer",
+    "kubeVirtNodeInformer",
+    "vmimInformer",
+    "vmirsInformer",
+    "vmpool",
+    "persistentVolumeClaimInformer",
+    "controllerRevisionInformer",
+    "dataVolumeInformer",
+    "namespaceInformer",
+    "vmExportInformer",
+    "vmSnapshotInformer",
+    "vmSnapshotContentInformer",
+    "vmRestoreInformer",
+    "migrationPolicyInformer",
+    "virtualMachineCloneInformer",
+    "vmInstancetypeInformer",
+    "vmClusterInstancetypeInformer",
+    "vmPreferenceInformer",
+    "vmClusterPreferenceInformer",
 ]
 
 CONTROLLER_STARTS = [
@@ -210,7 +258,9 @@ CONTROLLER_STARTS = [
 
 def became_leader(log: ControllerLog, t_acq: int, rng: random.Random) -> int:
     """klog 'successfully acquired', informer burst, STARTING controllers, controller starts."""
-    log.klog(t_acq, "I", "leaderelection.go:271", "successfully acquired lease kubevirt/virt-controller")
+    log.klog(
+        t_acq, "I", "leaderelection.go:271", "successfully acquired lease kubevirt/virt-controller"
+    )
     t = t_acq + 612
     names = INFORMERS[:]
     rng.shuffle(names)  # Go map iteration order
@@ -218,12 +268,18 @@ def became_leader(log: ControllerLog, t_acq: int, rng: random.Random) -> int:
         t += rng.randint(18, 95)
         log.kv(t, "info", f"STARTING informer {n}", "virtinformers.go:397")
     t += rng.randint(300, 900)
-    log.stdlib(t, "STARTING controllers with following threads : node 3, vmi 10, replicaset 3, "
-                  "vm 3, migration 3, evacuation 3, disruptionBudget 3")
+    log.stdlib(
+        t,
+        "STARTING controllers with following threads : node 3, vmi 10, replicaset 3, "
+        "vm 3, migration 3, evacuation 3, disruptionBudget 3",
+    )
     t += rng.randint(40, 120)
-    ptrs = " ".join(f"0xc000{rng.randint(0x100000, 0xffffff):06x}" for _ in range(6))
-    log.stdlib(t, f"\nvca.migrationInformer :&{{{ptrs} 43200000000000 43200000000000 <nil> "
-                  f"{{{{0 0}} 0 0 0 0}} 0xc000{rng.randint(0x100000, 0xffffff):06x} false}}")
+    ptrs = " ".join(f"0xc000{rng.randint(0x100000, 0xFFFFFF):06x}" for _ in range(6))
+    log.stdlib(
+        t,
+        f"\nvca.migrationInformer :&{{{ptrs} 43200000000000 43200000000000 <nil> "
+        f"{{{{0 0}} 0 0 0 0}} 0xc000{rng.randint(0x100000, 0xFFFFFF):06x} false}}",
+    )
     starts = CONTROLLER_STARTS[:]
     rng.shuffle(starts)  # each controller runs in its own goroutine
     for msg, pos in starts:
@@ -244,7 +300,10 @@ class KubeDumper(yaml.SafeDumper):
 def _repr_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
     if "\n" in data:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|")
-    if data == "" or dumper.resolve(yaml.ScalarNode, data, (True, False)) != "tag:yaml.org,2002:str":
+    if (
+        data == ""
+        or dumper.resolve(yaml.ScalarNode, data, (True, False)) != "tag:yaml.org,2002:str"
+    ):
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
     return dumper.represent_scalar("tag:yaml.org,2002:str", data)
 
@@ -253,8 +312,14 @@ KubeDumper.add_representer(str, _repr_str)
 
 
 def to_yaml(obj: Any) -> str:
-    return yaml.dump(obj, Dumper=KubeDumper, sort_keys=True, default_flow_style=False,
-                     allow_unicode=True, width=80)
+    return yaml.dump(
+        obj,
+        Dumper=KubeDumper,
+        sort_keys=True,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=80,
+    )
 
 
 def k_list(items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -262,8 +327,14 @@ def k_list(items: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def owner(api: str, kind: str, name: str, uid: str) -> dict[str, Any]:
-    return {"apiVersion": api, "blockOwnerDeletion": True, "controller": True, "kind": kind,
-            "name": name, "uid": uid}
+    return {
+        "apiVersion": api,
+        "blockOwnerDeletion": True,
+        "controller": True,
+        "kind": kind,
+        "name": name,
+        "uid": uid,
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -288,8 +359,10 @@ def vm_template_spec(name: str, fw_uuid: str, fw_serial: str, pvc: str) -> dict[
         "domain": {
             "cpu": {"cores": 1, "sockets": 1, "threads": 1},
             "devices": {
-                "disks": [{"disk": {"bus": "virtio"}, "name": "rootdisk"},
-                          {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"}],
+                "disks": [
+                    {"disk": {"bus": "virtio"}, "name": "rootdisk"},
+                    {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"},
+                ],
                 "interfaces": [{"masquerade": {}, "name": "default"}],
             },
             "firmware": {"serial": fw_serial, "uuid": fw_uuid},
@@ -300,23 +373,40 @@ def vm_template_spec(name: str, fw_uuid: str, fw_serial: str, pvc: str) -> dict[
         "networks": [{"name": "default", "pod": {}}],
         "volumes": [
             {"name": "rootdisk", "persistentVolumeClaim": {"claimName": pvc}},
-            {"cloudInitNoCloud": {"userData": "#cloud-config\nuser: fedora\npassword: changeme\n"
-                                              "chpasswd: { expire: False }\n"},
-             "name": "cloudinitdisk"},
+            {
+                "cloudInitNoCloud": {
+                    "userData": "#cloud-config\nuser: fedora\npassword: changeme\n"
+                    "chpasswd: { expire: False }\n"
+                },
+                "name": "cloudinitdisk",
+            },
         ],
     }
 
 
-def make_vm(*, name: str, ns: str, uid: str, created: int, rv: str, generation: int,
-            run_strategy: str, fw_uuid: str, fw_serial: str, status: dict[str, Any],
-            app_label: str | None = None) -> dict[str, Any]:
+def make_vm(
+    *,
+    name: str,
+    ns: str,
+    uid: str,
+    created: int,
+    rv: str,
+    generation: int,
+    run_strategy: str,
+    fw_uuid: str,
+    fw_serial: str,
+    status: dict[str, Any],
+    app_label: str | None = None,
+) -> dict[str, Any]:
     labels = {"app": app_label or name}
     return {
         "apiVersion": "kubevirt.io/v1",
         "kind": "VirtualMachine",
         "metadata": {
-            "annotations": {"kubevirt.io/latest-observed-api-version": "v1",
-                            "kubevirt.io/storage-observed-api-version": "v1"},
+            "annotations": {
+                "kubevirt.io/latest-observed-api-version": "v1",
+                "kubevirt.io/storage-observed-api-version": "v1",
+            },
             "creationTimestamp": fmt_s(created),
             "finalizers": ["kubevirt.io/virtualMachineControllerFinalize"],
             "generation": generation,
@@ -347,9 +437,18 @@ def vmi_spec_from_template(tmpl: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def make_vmi(*, vm: dict[str, Any], uid: str, created: int, rv: str, node: str,
-             phases: list[tuple[str, int]], phase: str, pod_uid: str,
-             ready_since: int) -> dict[str, Any]:
+def make_vmi(
+    *,
+    vm: dict[str, Any],
+    uid: str,
+    created: int,
+    rv: str,
+    node: str,
+    phases: list[tuple[str, int]],
+    phase: str,
+    pod_uid: str,
+    ready_since: int,
+) -> dict[str, Any]:
     name = vm["metadata"]["name"]
     ns = vm["metadata"]["namespace"]
     gen = vm["metadata"]["generation"]
@@ -359,18 +458,23 @@ def make_vmi(*, vm: dict[str, Any], uid: str, created: int, rv: str, node: str,
         "apiVersion": "kubevirt.io/v1",
         "kind": "VirtualMachineInstance",
         "metadata": {
-            "annotations": {"kubevirt.io/latest-observed-api-version": "v1",
-                            "kubevirt.io/storage-observed-api-version": "v1",
-                            "kubevirt.io/vm-generation": str(gen)},
+            "annotations": {
+                "kubevirt.io/latest-observed-api-version": "v1",
+                "kubevirt.io/storage-observed-api-version": "v1",
+                "kubevirt.io/vm-generation": str(gen),
+            },
             "creationTimestamp": fmt_s(created),
-            "finalizers": ["kubevirt.io/virtualMachineControllerFinalize",
-                           "kubevirt.io/foregroundDeleteVirtualMachine"],
+            "finalizers": [
+                "kubevirt.io/virtualMachineControllerFinalize",
+                "kubevirt.io/foregroundDeleteVirtualMachine",
+            ],
             "generation": 12,
             "labels": labels,
             "name": name,
             "namespace": ns,
-            "ownerReferences": [owner("kubevirt.io/v1", "VirtualMachine", name,
-                                      vm["metadata"]["uid"])],
+            "ownerReferences": [
+                owner("kubevirt.io/v1", "VirtualMachine", name, vm["metadata"]["uid"])
+            ],
             "resourceVersion": rv,
             "uid": uid,
         },
@@ -378,37 +482,71 @@ def make_vmi(*, vm: dict[str, Any], uid: str, created: int, rv: str, node: str,
         "status": {
             "activePods": {pod_uid: node},
             "conditions": [
-                {"lastProbeTime": None, "lastTransitionTime": fmt_s(ready_since), "status": "True",
-                 "type": "Ready"},
-                {"lastProbeTime": None, "lastTransitionTime": None, "status": "True",
-                 "type": "LiveMigratable"},
-                {"lastProbeTime": None, "lastTransitionTime": None, "status": "True",
-                 "type": "StorageLiveMigratable"},
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_s(ready_since),
+                    "status": "True",
+                    "type": "Ready",
+                },
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": None,
+                    "status": "True",
+                    "type": "LiveMigratable",
+                },
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": None,
+                    "status": "True",
+                    "type": "StorageLiveMigratable",
+                },
             ],
             "currentCPUTopology": {"cores": 1, "sockets": 1, "threads": 1},
             "guestOSInfo": {},
-            "interfaces": [{"infoSource": "domain", "ipAddress": "10.244.3.57",
-                            "ipAddresses": ["10.244.3.57"], "mac": "02:6e:1c:00:00:1f",
-                            "name": "default", "podInterfaceName": "eth0", "queueCount": 1}],
+            "interfaces": [
+                {
+                    "infoSource": "domain",
+                    "ipAddress": "10.244.3.57",
+                    "ipAddresses": ["10.244.3.57"],
+                    "mac": "02:6e:1c:00:00:1f",
+                    "name": "default",
+                    "podInterfaceName": "eth0",
+                    "queueCount": 1,
+                }
+            ],
             "launcherContainerImageVersion": LAUNCHER_IMAGE,
             "machine": {"type": "pc-q35-rhel9.6.0"},
-            "memory": {"guestAtBoot": "2Gi", "guestCurrent": "2Gi", "guestRequested": "2Gi",
-                       "memoryOverhead": "272Mi"},
+            "memory": {
+                "guestAtBoot": "2Gi",
+                "guestCurrent": "2Gi",
+                "guestRequested": "2Gi",
+                "memoryOverhead": "272Mi",
+            },
             "migrationMethod": "LiveMigration",
             "migrationTransport": "Unix",
             "nodeName": node,
             "phase": phase,
-            "phaseTransitionTimestamps": [{"phase": p, "phaseTransitionTimestamp": fmt_s(t)}
-                                          for p, t in phases],
+            "phaseTransitionTimestamps": [
+                {"phase": p, "phaseTransitionTimestamp": fmt_s(t)} for p, t in phases
+            ],
             "qosClass": "Burstable",
             "runtimeUser": 107,
             "selinuxContext": "none",
             "virtualMachineRevisionName": f"revision-start-vm-{vm['metadata']['uid']}-{gen}",
-            "volumeStatus": [{"name": "cloudinitdisk", "size": 1048576, "target": "vdb"},
-                             {"name": "rootdisk", "persistentVolumeClaimInfo": {
-                                 "accessModes": ["ReadWriteMany"], "capacity": {"storage": "30Gi"},
-                                 "filesystemOverhead": "0", "requests": {"storage": "30Gi"},
-                                 "volumeMode": "Block"}, "target": "vda"}],
+            "volumeStatus": [
+                {"name": "cloudinitdisk", "size": 1048576, "target": "vdb"},
+                {
+                    "name": "rootdisk",
+                    "persistentVolumeClaimInfo": {
+                        "accessModes": ["ReadWriteMany"],
+                        "capacity": {"storage": "30Gi"},
+                        "filesystemOverhead": "0",
+                        "requests": {"storage": "30Gi"},
+                        "volumeMode": "Block",
+                    },
+                    "target": "vda",
+                },
+            ],
         },
     }
 
@@ -425,7 +563,9 @@ def make_revision(vm: dict[str, Any], created: int, rv: str) -> dict[str, Any]:
             "creationTimestamp": fmt_s(created),
             "name": f"revision-start-vm-{uid}-{gen}",
             "namespace": vm["metadata"]["namespace"],
-            "ownerReferences": [owner("kubevirt.io/v1", "VirtualMachine", vm["metadata"]["name"], uid)],
+            "ownerReferences": [
+                owner("kubevirt.io/v1", "VirtualMachine", vm["metadata"]["name"], uid)
+            ],
             "resourceVersion": rv,
             "uid": _rev_uid(uid, gen),
         },
@@ -437,34 +577,80 @@ def _rev_uid(vm_uid: str, gen: int) -> str:
     return Ids(f"rev-{vm_uid}-{gen}").uuid4()
 
 
-def make_launcher_pod(*, vmi: dict[str, Any], pod_name: str, pod_uid: str, created: int,
-                      rv: str, node: str, started: int, ready: int, qemu_timeout: int,
-                      pod_ip: str) -> dict[str, Any]:
+def make_launcher_pod(
+    *,
+    vmi: dict[str, Any],
+    pod_name: str,
+    pod_uid: str,
+    created: int,
+    rv: str,
+    node: str,
+    started: int,
+    ready: int,
+    qemu_timeout: int,
+    pod_ip: str,
+) -> dict[str, Any]:
     name = vmi["metadata"]["name"]
     ns = vmi["metadata"]["namespace"]
     vmi_uid = vmi["metadata"]["uid"]
     labels = dict(vmi["metadata"]["labels"])
-    labels.update({"kubevirt.io": "virt-launcher", "kubevirt.io/created-by": vmi_uid,
-                   "vm.kubevirt.io/name": name, "vmi.kubevirt.io/id": name})
+    labels.update(
+        {
+            "kubevirt.io": "virt-launcher",
+            "kubevirt.io/created-by": vmi_uid,
+            "vm.kubevirt.io/name": name,
+            "vmi.kubevirt.io/id": name,
+        }
+    )
     freeze = f'["/usr/bin/virt-freezer", "--freeze", "--name", "{name}", "--namespace", "{ns}"]'
     unfreeze = f'["/usr/bin/virt-freezer", "--unfreeze", "--name", "{name}", "--namespace", "{ns}"]'
-    command = ["/usr/bin/virt-launcher-monitor", "--qemu-timeout", f"{qemu_timeout}s", "--name", name,
-               "--uid", vmi_uid, "--namespace", ns, "--kubevirt-share-dir", "/var/run/kubevirt",
-               "--ephemeral-disk-dir", "/var/run/kubevirt-ephemeral-disks", "--container-disk-dir",
-               "/var/run/kubevirt/container-disks", "--grace-period-seconds", "45", "--hook-sidecars",
-               "0", "--ovmf-path", "/usr/share/edk2/ovmf", "--disk-memory-limit", "2097152000",
-               "--hypervisor", "kvm", "--run-as-nonroot", "--image-volume",
-               "--libvirt-hook-server-and-client", "--upgrade-ordinal-ifaces"]
-    devres = {"devices.kubevirt.io/kvm": "1", "devices.kubevirt.io/tun": "1",
-              "devices.kubevirt.io/vhost-net": "1"}
+    command = [
+        "/usr/bin/virt-launcher-monitor",
+        "--qemu-timeout",
+        f"{qemu_timeout}s",
+        "--name",
+        name,
+        "--uid",
+        vmi_uid,
+        "--namespace",
+        ns,
+        "--kubevirt-share-dir",
+        "/var/run/kubevirt",
+        "--ephemeral-disk-dir",
+        "/var/run/kubevirt-ephemeral-disks",
+        "--container-disk-dir",
+        "/var/run/kubevirt/container-disks",
+        "--grace-period-seconds",
+        "45",
+        "--hook-sidecars",
+        "0",
+        "--ovmf-path",
+        "/usr/share/edk2/ovmf",
+        "--disk-memory-limit",
+        "2097152000",
+        "--hypervisor",
+        "kvm",
+        "--run-as-nonroot",
+        "--image-volume",
+        "--libvirt-hook-server-and-client",
+        "--upgrade-ordinal-ifaces",
+    ]
+    devres = {
+        "devices.kubevirt.io/kvm": "1",
+        "devices.kubevirt.io/tun": "1",
+        "devices.kubevirt.io/vhost-net": "1",
+    }
     mounts = [
         {"mountPath": "/var/run/kubevirt-private", "name": "private"},
         {"mountPath": "/var/run/kubevirt", "name": "public"},
         {"mountPath": "/var/run/kubevirt-ephemeral-disks", "name": "ephemeral-disks"},
         {"mountPath": "/var/run/libvirt", "name": "libvirt-runtime"},
         {"mountPath": "/var/run/kubevirt/sockets", "name": "sockets"},
-        {"mountPath": "/var/run/kubevirt/hotplug-disks", "mountPropagation": "HostToContainer",
-         "name": "hotplug-disks"},
+        {
+            "mountPath": "/var/run/kubevirt/hotplug-disks",
+            "mountPropagation": "HostToContainer",
+            "name": "hotplug-disks",
+        },
     ]
     pvc = vmi["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"]
     return {
@@ -477,7 +663,9 @@ def make_launcher_pod(*, vmi: dict[str, Any], pod_name: str, pod_uid: str, creat
                 "kubevirt.io/domain": name,
                 "kubevirt.io/memory-overhead-bytes": "285212672",
                 "kubevirt.io/migrationTransportUnix": "true",
-                "kubevirt.io/vm-generation": vmi["metadata"]["annotations"]["kubevirt.io/vm-generation"],
+                "kubevirt.io/vm-generation": vmi["metadata"]["annotations"][
+                    "kubevirt.io/vm-generation"
+                ],
                 "post.hook.backup.velero.io/command": unfreeze,
                 "post.hook.backup.velero.io/container": "compute",
                 "pre.hook.backup.velero.io/command": freeze,
@@ -495,50 +683,79 @@ def make_launcher_pod(*, vmi: dict[str, Any], pod_name: str, pod_uid: str, creat
         },
         "spec": {
             "automountServiceAccountToken": False,
-            "containers": [{
-                "command": command,
-                "env": [{"name": "XDG_CACHE_HOME", "value": "/var/run/kubevirt-private"},
+            "containers": [
+                {
+                    "command": command,
+                    "env": [
+                        {"name": "XDG_CACHE_HOME", "value": "/var/run/kubevirt-private"},
                         {"name": "XDG_CONFIG_HOME", "value": "/var/run/kubevirt-private"},
                         {"name": "XDG_RUNTIME_DIR", "value": "/var/run"},
-                        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1",
-                                                                         "fieldPath": "metadata.name"}}}],
-                "image": LAUNCHER_IMAGE,
-                "imagePullPolicy": "IfNotPresent",
-                "name": "compute",
-                "resources": {
-                    "limits": dict(devres),
-                    "requests": {"cpu": "100m", **devres, "ephemeral-storage": "50M",
-                                 "memory": "2320Mi"},
-                },
-                "securityContext": {"allowPrivilegeEscalation": False,
-                                    "capabilities": {"add": ["NET_BIND_SERVICE"], "drop": ["ALL"]},
-                                    "privileged": False, "runAsGroup": 107, "runAsNonRoot": True,
-                                    "runAsUser": 107},
-                "terminationMessagePath": "/dev/termination-log",
-                "terminationMessagePolicy": "FallbackToLogsOnError",
-                "volumeDevices": [{"devicePath": "/dev/rootdisk", "name": "rootdisk"}],
-                "volumeMounts": mounts,
-            }],
+                        {
+                            "name": "POD_NAME",
+                            "valueFrom": {
+                                "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}
+                            },
+                        },
+                    ],
+                    "image": LAUNCHER_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "name": "compute",
+                    "resources": {
+                        "limits": dict(devres),
+                        "requests": {
+                            "cpu": "100m",
+                            **devres,
+                            "ephemeral-storage": "50M",
+                            "memory": "2320Mi",
+                        },
+                    },
+                    "securityContext": {
+                        "allowPrivilegeEscalation": False,
+                        "capabilities": {"add": ["NET_BIND_SERVICE"], "drop": ["ALL"]},
+                        "privileged": False,
+                        "runAsGroup": 107,
+                        "runAsNonRoot": True,
+                        "runAsUser": 107,
+                    },
+                    "terminationMessagePath": "/dev/termination-log",
+                    "terminationMessagePolicy": "FallbackToLogsOnError",
+                    "volumeDevices": [{"devicePath": "/dev/rootdisk", "name": "rootdisk"}],
+                    "volumeMounts": mounts,
+                }
+            ],
             "dnsPolicy": "ClusterFirst",
             "enableServiceLinks": False,
             "hostname": name,
-            "initContainers": [{
-                "args": ["--logfile", f"/var/run/kubevirt-private/{vmi_uid}/virt-serial0-log"],
-                "command": ["/usr/bin/virt-tail"],
-                "env": [{"name": "VIRT_LAUNCHER_LOG_VERBOSITY", "value": "2"}],
-                "image": LAUNCHER_IMAGE,
-                "imagePullPolicy": "IfNotPresent",
-                "name": "guest-console-log",
-                "resources": {"limits": {"cpu": "15m", "memory": "60M"},
-                              "requests": {"cpu": "5m", "memory": "35M"}},
-                "restartPolicy": "Always",
-                "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
-                                    "runAsNonRoot": True, "runAsUser": 107},
-                "terminationMessagePath": "/dev/termination-log",
-                "terminationMessagePolicy": "File",
-                "volumeMounts": [{"mountPath": "/var/run/kubevirt-private", "name": "private",
-                                  "readOnly": True}],
-            }],
+            "initContainers": [
+                {
+                    "args": ["--logfile", f"/var/run/kubevirt-private/{vmi_uid}/virt-serial0-log"],
+                    "command": ["/usr/bin/virt-tail"],
+                    "env": [{"name": "VIRT_LAUNCHER_LOG_VERBOSITY", "value": "2"}],
+                    "image": LAUNCHER_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "name": "guest-console-log",
+                    "resources": {
+                        "limits": {"cpu": "15m", "memory": "60M"},
+                        "requests": {"cpu": "5m", "memory": "35M"},
+                    },
+                    "restartPolicy": "Always",
+                    "securityContext": {
+                        "allowPrivilegeEscalation": False,
+                        "capabilities": {"drop": ["ALL"]},
+                        "runAsNonRoot": True,
+                        "runAsUser": 107,
+                    },
+                    "terminationMessagePath": "/dev/termination-log",
+                    "terminationMessagePolicy": "File",
+                    "volumeMounts": [
+                        {
+                            "mountPath": "/var/run/kubevirt-private",
+                            "name": "private",
+                            "readOnly": True,
+                        }
+                    ],
+                }
+            ],
             "nodeName": node,
             "nodeSelector": {"kubernetes.io/arch": "amd64", "kubevirt.io/schedulable": "true"},
             "preemptionPolicy": "PreemptLowerPriority",
@@ -546,16 +763,28 @@ def make_launcher_pod(*, vmi: dict[str, Any], pod_name: str, pod_uid: str, creat
             "readinessGates": [{"conditionType": "kubevirt.io/virtual-machine-unpaused"}],
             "restartPolicy": "Never",
             "schedulerName": "default-scheduler",
-            "securityContext": {"fsGroup": 107, "runAsGroup": 107, "runAsNonRoot": True,
-                                "runAsUser": 107},
+            "securityContext": {
+                "fsGroup": 107,
+                "runAsGroup": 107,
+                "runAsNonRoot": True,
+                "runAsUser": 107,
+            },
             "serviceAccount": "default",
             "serviceAccountName": "default",
             "terminationGracePeriodSeconds": 60,
             "tolerations": [
-                {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists",
-                 "tolerationSeconds": 300},
-                {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists",
-                 "tolerationSeconds": 300},
+                {
+                    "effect": "NoExecute",
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "tolerationSeconds": 300,
+                },
+                {
+                    "effect": "NoExecute",
+                    "key": "node.kubernetes.io/unreachable",
+                    "operator": "Exists",
+                    "tolerationSeconds": 300,
+                },
             ],
             "volumes": [
                 {"emptyDir": {}, "name": "private"},
@@ -570,43 +799,73 @@ def make_launcher_pod(*, vmi: dict[str, Any], pod_name: str, pod_uid: str, creat
         },
         "status": {
             "conditions": [
-                {"lastProbeTime": None, "lastTransitionTime": fmt_s(ready), "status": "True",
-                 "type": "kubevirt.io/virtual-machine-unpaused"},
-                {"lastProbeTime": None, "lastTransitionTime": fmt_s(started), "status": "True",
-                 "type": "PodReadyToStartContainers"},
-                {"lastProbeTime": None, "lastTransitionTime": fmt_s(started - 1_000_000),
-                 "status": "True", "type": "Initialized"},
-                {"lastProbeTime": None, "lastTransitionTime": fmt_s(ready), "status": "True",
-                 "type": "Ready"},
-                {"lastProbeTime": None, "lastTransitionTime": fmt_s(ready), "status": "True",
-                 "type": "ContainersReady"},
-                {"lastProbeTime": None, "lastTransitionTime": fmt_s(created), "status": "True",
-                 "type": "PodScheduled"},
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_s(ready),
+                    "status": "True",
+                    "type": "kubevirt.io/virtual-machine-unpaused",
+                },
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_s(started),
+                    "status": "True",
+                    "type": "PodReadyToStartContainers",
+                },
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_s(started - 1_000_000),
+                    "status": "True",
+                    "type": "Initialized",
+                },
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_s(ready),
+                    "status": "True",
+                    "type": "Ready",
+                },
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_s(ready),
+                    "status": "True",
+                    "type": "ContainersReady",
+                },
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_s(created),
+                    "status": "True",
+                    "type": "PodScheduled",
+                },
             ],
-            "containerStatuses": [{
-                "containerID": "containerd://" + Ids(pod_uid + "c").hexstr(64),
-                "image": LAUNCHER_IMAGE,
-                "imageID": "quay.io/kubevirt/virt-launcher@sha256:" + Ids("launcher-image").hexstr(64),
-                "lastState": {},
-                "name": "compute",
-                "ready": True,
-                "restartCount": 0,
-                "started": True,
-                "state": {"running": {"startedAt": fmt_s(started)}},
-            }],
+            "containerStatuses": [
+                {
+                    "containerID": "containerd://" + Ids(pod_uid + "c").hexstr(64),
+                    "image": LAUNCHER_IMAGE,
+                    "imageID": "quay.io/kubevirt/virt-launcher@sha256:"
+                    + Ids("launcher-image").hexstr(64),
+                    "lastState": {},
+                    "name": "compute",
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": fmt_s(started)}},
+                }
+            ],
             "hostIP": "192.168.122.14",
             "hostIPs": [{"ip": "192.168.122.14"}],
-            "initContainerStatuses": [{
-                "containerID": "containerd://" + Ids(pod_uid + "i").hexstr(64),
-                "image": LAUNCHER_IMAGE,
-                "imageID": "quay.io/kubevirt/virt-launcher@sha256:" + Ids("launcher-image").hexstr(64),
-                "lastState": {},
-                "name": "guest-console-log",
-                "ready": True,
-                "restartCount": 0,
-                "started": True,
-                "state": {"running": {"startedAt": fmt_s(started - 1_000_000)}},
-            }],
+            "initContainerStatuses": [
+                {
+                    "containerID": "containerd://" + Ids(pod_uid + "i").hexstr(64),
+                    "image": LAUNCHER_IMAGE,
+                    "imageID": "quay.io/kubevirt/virt-launcher@sha256:"
+                    + Ids("launcher-image").hexstr(64),
+                    "lastState": {},
+                    "name": "guest-console-log",
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": fmt_s(started - 1_000_000)}},
+                }
+            ],
             "phase": "Running",
             "podIP": pod_ip,
             "podIPs": [{"ip": pod_ip}],
@@ -616,50 +875,90 @@ def make_launcher_pod(*, vmi: dict[str, Any], pod_name: str, pod_uid: str, creat
     }
 
 
-def make_controller_pod(*, name: str, uid: str, rs_hash: str, created: int, started: int,
-                        ready: int, rv: str, node: str, ip: str) -> dict[str, Any]:
+def make_controller_pod(
+    *,
+    name: str,
+    uid: str,
+    rs_hash: str,
+    created: int,
+    started: int,
+    ready: int,
+    rv: str,
+    node: str,
+    ip: str,
+) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
-            "annotations": {"kubevirt.io/install-strategy-identifier": "0f5a2c8e9b1d3a7c",
-                            "kubevirt.io/install-strategy-registry": "quay.io/kubevirt",
-                            "kubevirt.io/install-strategy-version": KV_VERSION,
-                            "openshift.io/required-scc": "restricted-v2"},
+            "annotations": {
+                "kubevirt.io/install-strategy-identifier": "0f5a2c8e9b1d3a7c",
+                "kubevirt.io/install-strategy-registry": "quay.io/kubevirt",
+                "kubevirt.io/install-strategy-version": KV_VERSION,
+                "openshift.io/required-scc": "restricted-v2",
+            },
             "creationTimestamp": fmt_s(created),
             "generateName": f"virt-controller-{rs_hash}-",
-            "labels": {"app.kubernetes.io/component": "kubevirt",
-                       "app.kubernetes.io/managed-by": "virt-operator",
-                       "app.kubernetes.io/version": KV_VERSION, "kubevirt.io": "virt-controller",
-                       "pod-template-hash": rs_hash, "prometheus.kubevirt.io": "true"},
+            "labels": {
+                "app.kubernetes.io/component": "kubevirt",
+                "app.kubernetes.io/managed-by": "virt-operator",
+                "app.kubernetes.io/version": KV_VERSION,
+                "kubevirt.io": "virt-controller",
+                "pod-template-hash": rs_hash,
+                "prometheus.kubevirt.io": "true",
+            },
             "name": name,
             "namespace": KUBEVIRT_NS,
-            "ownerReferences": [owner("apps/v1", "ReplicaSet", f"virt-controller-{rs_hash}",
-                                      Ids("rs-" + rs_hash).uuid4())],
+            "ownerReferences": [
+                owner(
+                    "apps/v1",
+                    "ReplicaSet",
+                    f"virt-controller-{rs_hash}",
+                    Ids("rs-" + rs_hash).uuid4(),
+                )
+            ],
             "resourceVersion": rv,
             "uid": uid,
         },
         "spec": {
-            "containers": [{
-                "args": ["--launcher-image", LAUNCHER_IMAGE, "--exporter-image",
-                         "quay.io/kubevirt/virt-exportserver:v1.9.0", "--port", "8443", "-v", "2"],
-                "command": ["virt-controller"],
-                "image": CONTROLLER_IMAGE,
-                "imagePullPolicy": "IfNotPresent",
-                "name": "virt-controller",
-                "ports": [{"containerPort": 8443, "name": "metrics", "protocol": "TCP"}],
-                "readinessProbe": {"failureThreshold": 3, "httpGet": {"path": "/leader", "port": 8443,
-                                                                      "scheme": "HTTPS"},
-                                   "initialDelaySeconds": 15, "periodSeconds": 10,
-                                   "successThreshold": 1, "timeoutSeconds": 10},
-                "livenessProbe": {"failureThreshold": 8, "httpGet": {"path": "/healthz", "port": 8443,
-                                                                     "scheme": "HTTPS"},
-                                  "initialDelaySeconds": 15, "periodSeconds": 10,
-                                  "successThreshold": 1, "timeoutSeconds": 10},
-                "resources": {"requests": {"cpu": "10m", "memory": "275Mi"}},
-                "terminationMessagePath": "/dev/termination-log",
-                "terminationMessagePolicy": "File",
-            }],
+            "containers": [
+                {
+                    "args": [
+                        "--launcher-image",
+                        LAUNCHER_IMAGE,
+                        "--exporter-image",
+                        "quay.io/kubevirt/virt-exportserver:v1.9.0",
+                        "--port",
+                        "8443",
+                        "-v",
+                        "2",
+                    ],
+                    "command": ["virt-controller"],
+                    "image": CONTROLLER_IMAGE,
+                    "imagePullPolicy": "IfNotPresent",
+                    "name": "virt-controller",
+                    "ports": [{"containerPort": 8443, "name": "metrics", "protocol": "TCP"}],
+                    "readinessProbe": {
+                        "failureThreshold": 3,
+                        "httpGet": {"path": "/leader", "port": 8443, "scheme": "HTTPS"},
+                        "initialDelaySeconds": 15,
+                        "periodSeconds": 10,
+                        "successThreshold": 1,
+                        "timeoutSeconds": 10,
+                    },
+                    "livenessProbe": {
+                        "failureThreshold": 8,
+                        "httpGet": {"path": "/healthz", "port": 8443, "scheme": "HTTPS"},
+                        "initialDelaySeconds": 15,
+                        "periodSeconds": 10,
+                        "successThreshold": 1,
+                        "timeoutSeconds": 10,
+                    },
+                    "resources": {"requests": {"cpu": "10m", "memory": "275Mi"}},
+                    "terminationMessagePath": "/dev/termination-log",
+                    "terminationMessagePolicy": "File",
+                }
+            ],
             "nodeName": node,
             "priorityClassName": "kubevirt-cluster-critical",
             "restartPolicy": "Always",
@@ -667,22 +966,33 @@ def make_controller_pod(*, name: str, uid: str, rs_hash: str, created: int, star
         },
         "status": {
             "conditions": [
-                {"lastProbeTime": None, "lastTransitionTime": fmt_s(ready), "status": "True",
-                 "type": "Ready"},
-                {"lastProbeTime": None, "lastTransitionTime": fmt_s(created), "status": "True",
-                 "type": "PodScheduled"},
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_s(ready),
+                    "status": "True",
+                    "type": "Ready",
+                },
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_s(created),
+                    "status": "True",
+                    "type": "PodScheduled",
+                },
             ],
-            "containerStatuses": [{
-                "containerID": "containerd://" + Ids(uid + "c").hexstr(64),
-                "image": CONTROLLER_IMAGE,
-                "imageID": "quay.io/kubevirt/virt-controller@sha256:" + Ids("ctl-image").hexstr(64),
-                "lastState": {},
-                "name": "virt-controller",
-                "ready": True,
-                "restartCount": 0,
-                "started": True,
-                "state": {"running": {"startedAt": fmt_s(started)}},
-            }],
+            "containerStatuses": [
+                {
+                    "containerID": "containerd://" + Ids(uid + "c").hexstr(64),
+                    "image": CONTROLLER_IMAGE,
+                    "imageID": "quay.io/kubevirt/virt-controller@sha256:"
+                    + Ids("ctl-image").hexstr(64),
+                    "lastState": {},
+                    "name": "virt-controller",
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": fmt_s(started)}},
+                }
+            ],
             "hostIP": "192.168.122.11",
             "phase": "Running",
             "podIP": ip,
@@ -693,8 +1003,18 @@ def make_controller_pod(*, name: str, uid: str, rs_hash: str, created: int, star
     }
 
 
-def make_event(*, ns: str, involved: dict[str, Any], reason: str, message: str, us: int,
-               component: str, rv: str, extra_ns: int, etype: str = "Normal") -> dict[str, Any]:
+def make_event(
+    *,
+    ns: str,
+    involved: dict[str, Any],
+    reason: str,
+    message: str,
+    us: int,
+    component: str,
+    rv: str,
+    extra_ns: int,
+    etype: str = "Normal",
+) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "count": 1,
@@ -704,10 +1024,13 @@ def make_event(*, ns: str, involved: dict[str, Any], reason: str, message: str, 
         "kind": "Event",
         "lastTimestamp": fmt_s(us),
         "message": message,
-        "metadata": {"creationTimestamp": fmt_s(us),
-                     "name": event_name(involved["name"], us, extra_ns),
-                     "namespace": ns, "resourceVersion": rv,
-                     "uid": Ids(f"ev-{involved['name']}-{us}-{reason}").uuid4()},
+        "metadata": {
+            "creationTimestamp": fmt_s(us),
+            "name": event_name(involved["name"], us, extra_ns),
+            "namespace": ns,
+            "resourceVersion": rv,
+            "uid": Ids(f"ev-{involved['name']}-{us}-{reason}").uuid4(),
+        },
         "reason": reason,
         "reportingComponent": component,
         "reportingInstance": "",
@@ -717,23 +1040,38 @@ def make_event(*, ns: str, involved: dict[str, Any], reason: str, message: str, 
 
 
 def ref(obj: dict[str, Any], rv: str | None = None) -> dict[str, Any]:
-    r = {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
-         "namespace": obj["metadata"]["namespace"], "uid": obj["metadata"]["uid"]}
+    r = {
+        "apiVersion": obj["apiVersion"],
+        "kind": obj["kind"],
+        "name": obj["metadata"]["name"],
+        "namespace": obj["metadata"]["namespace"],
+        "uid": obj["metadata"]["uid"],
+    }
     if rv is not None:
         r["resourceVersion"] = rv
     return r
 
 
-def make_lease(*, holder: str, acquire: int, renew: int, transitions: int, created: int,
-               rv: str, uid: str) -> dict[str, Any]:
+def make_lease(
+    *, holder: str, acquire: int, renew: int, transitions: int, created: int, rv: str, uid: str
+) -> dict[str, Any]:
     return {
         "apiVersion": "coordination.k8s.io/v1",
         "kind": "Lease",
-        "metadata": {"creationTimestamp": fmt_s(created), "name": "virt-controller",
-                     "namespace": KUBEVIRT_NS, "resourceVersion": rv, "uid": uid},
-        "spec": {"acquireTime": fmt_us(acquire), "holderIdentity": holder,
-                 "leaseDurationSeconds": 15, "leaseTransitions": transitions,
-                 "renewTime": fmt_us(renew)},
+        "metadata": {
+            "creationTimestamp": fmt_s(created),
+            "name": "virt-controller",
+            "namespace": KUBEVIRT_NS,
+            "resourceVersion": rv,
+            "uid": uid,
+        },
+        "spec": {
+            "acquireTime": fmt_us(acquire),
+            "holderIdentity": holder,
+            "leaseDurationSeconds": 15,
+            "leaseTransitions": transitions,
+            "renewTime": fmt_us(renew),
+        },
     }
 
 
@@ -742,8 +1080,10 @@ def make_kubevirt(*, uid: str, created: int, rv: str) -> dict[str, Any]:
         "apiVersion": "kubevirt.io/v1",
         "kind": "KubeVirt",
         "metadata": {
-            "annotations": {"kubevirt.io/latest-observed-api-version": "v1",
-                            "kubevirt.io/storage-observed-api-version": "v1"},
+            "annotations": {
+                "kubevirt.io/latest-observed-api-version": "v1",
+                "kubevirt.io/storage-observed-api-version": "v1",
+            },
             "creationTimestamp": fmt_s(created),
             "finalizers": ["foregroundDeleteKubeVirt"],
             "generation": 3,
@@ -761,18 +1101,38 @@ def make_kubevirt(*, uid: str, created: int, rv: str) -> dict[str, Any]:
         },
         "status": {
             "conditions": [
-                {"lastProbeTime": fmt_s(created + 95_000_000), "lastTransitionTime": fmt_s(created + 95_000_000),
-                 "message": "All components are ready.", "reason": "AllComponentsReady",
-                 "status": "True", "type": "Available"},
-                {"lastProbeTime": fmt_s(created + 95_000_000), "lastTransitionTime": fmt_s(created + 95_000_000),
-                 "message": "All components are ready.", "reason": "AllComponentsReady",
-                 "status": "False", "type": "Progressing"},
-                {"lastProbeTime": fmt_s(created + 95_000_000), "lastTransitionTime": fmt_s(created + 95_000_000),
-                 "message": "All components are ready.", "reason": "AllComponentsReady",
-                 "status": "False", "type": "Degraded"},
-                {"lastProbeTime": None, "lastTransitionTime": None,
-                 "message": "All resources were created.", "reason": "AllResourcesCreated",
-                 "status": "True", "type": "Created"},
+                {
+                    "lastProbeTime": fmt_s(created + 95_000_000),
+                    "lastTransitionTime": fmt_s(created + 95_000_000),
+                    "message": "All components are ready.",
+                    "reason": "AllComponentsReady",
+                    "status": "True",
+                    "type": "Available",
+                },
+                {
+                    "lastProbeTime": fmt_s(created + 95_000_000),
+                    "lastTransitionTime": fmt_s(created + 95_000_000),
+                    "message": "All components are ready.",
+                    "reason": "AllComponentsReady",
+                    "status": "False",
+                    "type": "Progressing",
+                },
+                {
+                    "lastProbeTime": fmt_s(created + 95_000_000),
+                    "lastTransitionTime": fmt_s(created + 95_000_000),
+                    "message": "All components are ready.",
+                    "reason": "AllComponentsReady",
+                    "status": "False",
+                    "type": "Degraded",
+                },
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": None,
+                    "message": "All resources were created.",
+                    "reason": "AllResourcesCreated",
+                    "status": "True",
+                    "type": "Created",
+                },
             ],
             "defaultArchitecture": "amd64",
             "observedDeploymentConfig": "{}",
@@ -790,46 +1150,81 @@ def make_kubevirt(*, uid: str, created: int, rv: str) -> dict[str, Any]:
     }
 
 
-def make_node(*, name: str, uid: str, created: int, rv: str, heartbeat: int, ip: str) -> dict[str, Any]:
+def make_node(
+    *, name: str, uid: str, created: int, rv: str, heartbeat: int, ip: str
+) -> dict[str, Any]:
     hb = fmt_s(heartbeat)
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {
-            "annotations": {"kubevirt.io/heartbeat": hb, "node.alpha.kubernetes.io/ttl": "0",
-                            "volumes.kubernetes.io/controller-managed-attach-detach": "true"},
+            "annotations": {
+                "kubevirt.io/heartbeat": hb,
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
             "creationTimestamp": fmt_s(created),
-            "labels": {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
-                       "cpu-model.node.kubevirt.io/Skylake-Client-IBRS": "true",
-                       "host-model-cpu.node.kubevirt.io/Skylake-Client-IBRS": "true",
-                       "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name,
-                       "kubernetes.io/os": "linux", "kubevirt.io/schedulable": "true",
-                       "machine-type.node.kubevirt.io/pc-q35-rhel9.6.0": "true"},
+            "labels": {
+                "beta.kubernetes.io/arch": "amd64",
+                "beta.kubernetes.io/os": "linux",
+                "cpu-model.node.kubevirt.io/Skylake-Client-IBRS": "true",
+                "host-model-cpu.node.kubevirt.io/Skylake-Client-IBRS": "true",
+                "kubernetes.io/arch": "amd64",
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubevirt.io/schedulable": "true",
+                "machine-type.node.kubevirt.io/pc-q35-rhel9.6.0": "true",
+            },
             "name": name,
             "resourceVersion": rv,
             "uid": uid,
         },
         "spec": {"podCIDR": "10.244.3.0/24", "podCIDRs": ["10.244.3.0/24"]},
         "status": {
-            "addresses": [{"address": ip, "type": "InternalIP"}, {"address": name, "type": "Hostname"}],
-            "allocatable": {"cpu": "16", "devices.kubevirt.io/kvm": "1k", "devices.kubevirt.io/tun": "1k",
-                            "devices.kubevirt.io/vhost-net": "1k", "ephemeral-storage": "189217404516",
-                            "memory": "65550140Ki", "pods": "110"},
-            "capacity": {"cpu": "16", "devices.kubevirt.io/kvm": "1k", "devices.kubevirt.io/tun": "1k",
-                         "devices.kubevirt.io/vhost-net": "1k", "ephemeral-storage": "205313288Ki",
-                         "memory": "65652540Ki", "pods": "110"},
-            "conditions": [
-                {"lastHeartbeatTime": hb, "lastTransitionTime": fmt_s(created + 40_000_000),
-                 "message": "kubelet is posting ready status", "reason": "KubeletReady",
-                 "status": "True", "type": "Ready"},
+            "addresses": [
+                {"address": ip, "type": "InternalIP"},
+                {"address": name, "type": "Hostname"},
             ],
-            "nodeInfo": {"architecture": "amd64", "bootID": Ids(name + "boot").uuid4(),
-                         "containerRuntimeVersion": "containerd://1.7.23",
-                         "kernelVersion": "6.8.0-48-generic", "kubeProxyVersion": SERVER_VERSION,
-                         "kubeletVersion": SERVER_VERSION,
-                         "machineID": Ids(name + "mid").hexstr(32), "operatingSystem": "linux",
-                         "osImage": "Ubuntu 24.04.1 LTS",
-                         "systemUUID": Ids(name + "sys").uuid4()},
+            "allocatable": {
+                "cpu": "16",
+                "devices.kubevirt.io/kvm": "1k",
+                "devices.kubevirt.io/tun": "1k",
+                "devices.kubevirt.io/vhost-net": "1k",
+                "ephemeral-storage": "189217404516",
+                "memory": "65550140Ki",
+                "pods": "110",
+            },
+            "capacity": {
+                "cpu": "16",
+                "devices.kubevirt.io/kvm": "1k",
+                "devices.kubevirt.io/tun": "1k",
+                "devices.kubevirt.io/vhost-net": "1k",
+                "ephemeral-storage": "205313288Ki",
+                "memory": "65652540Ki",
+                "pods": "110",
+            },
+            "conditions": [
+                {
+                    "lastHeartbeatTime": hb,
+                    "lastTransitionTime": fmt_s(created + 40_000_000),
+                    "message": "kubelet is posting ready status",
+                    "reason": "KubeletReady",
+                    "status": "True",
+                    "type": "Ready",
+                },
+            ],
+            "nodeInfo": {
+                "architecture": "amd64",
+                "bootID": Ids(name + "boot").uuid4(),
+                "containerRuntimeVersion": "containerd://1.7.23",
+                "kernelVersion": "6.8.0-48-generic",
+                "kubeProxyVersion": SERVER_VERSION,
+                "kubeletVersion": SERVER_VERSION,
+                "machineID": Ids(name + "mid").hexstr(32),
+                "operatingSystem": "linux",
+                "osImage": "Ubuntu 24.04.1 LTS",
+                "systemUUID": Ids(name + "sys").uuid4(),
+            },
         },
     }
 
@@ -857,8 +1252,14 @@ def write(path: Path, text: str) -> None:
         fh.write(text)
 
 
-def write_kvtrace_bundle(root: Path, *, captured: int, objects: dict[str, list[dict[str, Any]]],
-                         logs: list[ControllerLog], readme: str) -> None:
+def write_kvtrace_bundle(
+    root: Path,
+    *,
+    captured: int,
+    objects: dict[str, list[dict[str, Any]]],
+    logs: list[ControllerLog],
+    readme: str,
+) -> None:
     collected = []
     for kind, plural in PLURALS:
         items = objects.get(kind)
@@ -872,8 +1273,16 @@ def write_kvtrace_bundle(root: Path, *, captured: int, objects: dict[str, list[d
         log.check_monotonic()
         rel = f"logs/{KUBEVIRT_NS}/{log.pod}/virt-controller/current.log"
         write(root / rel, log.render())
-        log_entries.append({"namespace": KUBEVIRT_NS, "pod": log.pod, "container": "virt-controller",
-                            "instance": "current", "file": rel, "timestamps": True})
+        log_entries.append(
+            {
+                "namespace": KUBEVIRT_NS,
+                "pod": log.pod,
+                "container": "virt-controller",
+                "instance": "current",
+                "file": rel,
+                "timestamps": True,
+            }
+        )
     manifest = {
         "apiVersion": "kvtrace.io/v1alpha1",
         "kind": "BundleManifest",
@@ -905,18 +1314,33 @@ def strip_managed(obj: dict[str, Any]) -> dict[str, Any]:
     return o
 
 
-def write_must_gather(root: Path, *, captured: int, objects: dict[str, list[dict[str, Any]]],
-                      logs: list[ControllerLog], readme: str, ids: Ids) -> None:
+def write_must_gather(
+    root: Path,
+    *,
+    captured: int,
+    objects: dict[str, list[dict[str, Any]]],
+    logs: list[ControllerLog],
+    readme: str,
+    ids: Ids,
+) -> None:
     wrapper = root / f"must-gather.local.{ids.rng.randint(10**18, 10**19 - 1)}"
     image_dir = wrapper / f"quay-io-kubevirt-must-gather-sha256-{ids.hexstr(64)}"
     end = captured + 48_512_330
-    write(wrapper / "timestamp", go_time_string(captured - 1_800_000, 81_622_945) + "\n"
-          + go_time_string(end, 50_393_114_020) + "\n")
+    write(
+        wrapper / "timestamp",
+        go_time_string(captured - 1_800_000, 81_622_945)
+        + "\n"
+        + go_time_string(end, 50_393_114_020)
+        + "\n",
+    )
     write(image_dir / "version", "kubevirt/must-gather\nUnknown\n")
     for log in logs:
         log.check_monotonic()
-        write(image_dir / f"namespaces/{KUBEVIRT_NS}/pods/{log.pod}/virt-controller/virt-controller/"
-                          "logs/current.log", log.render())
+        write(
+            image_dir / f"namespaces/{KUBEVIRT_NS}/pods/{log.pod}/virt-controller/virt-controller/"
+            "logs/current.log",
+            log.render(),
+        )
 
     def by_ns(kind: str) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}
@@ -926,30 +1350,47 @@ def write_must_gather(root: Path, *, captured: int, objects: dict[str, list[dict
 
     for ns, vms in by_ns("VirtualMachine").items():
         for vm in vms:
-            write(image_dir / f"namespaces/{ns}/kubevirt.io/virtualmachines/custom/"
-                              f"{vm['metadata']['name']}.yaml", to_yaml(strip_managed(vm)))
+            write(
+                image_dir / f"namespaces/{ns}/kubevirt.io/virtualmachines/custom/"
+                f"{vm['metadata']['name']}.yaml",
+                to_yaml(strip_managed(vm)),
+            )
     for ns, vmis in by_ns("VirtualMachineInstance").items():
         for vmi in vmis:
-            write(image_dir / f"namespaces/{ns}/crs/virtualmachineinstances.kubevirt.io/"
-                              f"{vmi['metadata']['name']}.yaml", to_yaml(vmi))
+            write(
+                image_dir / f"namespaces/{ns}/crs/virtualmachineinstances.kubevirt.io/"
+                f"{vmi['metadata']['name']}.yaml",
+                to_yaml(vmi),
+            )
     for ns, pods in by_ns("Pod").items():
         write(image_dir / f"namespaces/{ns}/core/pods.yaml", to_yaml(k_list(pods)))
         for pod in pods:
             if pod["status"].get("phase") == "Running":
-                write(image_dir / f"namespaces/{ns}/pods/{pod['metadata']['name']}/"
-                                  f"{pod['metadata']['name']}.yaml", to_yaml(pod))
+                write(
+                    image_dir / f"namespaces/{ns}/pods/{pod['metadata']['name']}/"
+                    f"{pod['metadata']['name']}.yaml",
+                    to_yaml(pod),
+                )
     for ns, evs in by_ns("Event").items():
         write(image_dir / f"namespaces/{ns}/core/events.yaml", to_yaml(k_list(evs)))
     for ns, revs in by_ns("ControllerRevision").items():
         for rev in revs:
-            write(image_dir / f"namespaces/{ns}/apps/controllerrevisions/{rev['metadata']['name']}.yaml",
-                  to_yaml(rev))
+            write(
+                image_dir
+                / f"namespaces/{ns}/apps/controllerrevisions/{rev['metadata']['name']}.yaml",
+                to_yaml(rev),
+            )
     for kv in objects.get("KubeVirt", []):
-        write(image_dir / f"namespaces/{KUBEVIRT_NS}/crs/kubevirts.kubevirt.io/"
-                          f"{kv['metadata']['name']}.yaml", to_yaml(kv))
+        write(
+            image_dir / f"namespaces/{KUBEVIRT_NS}/crs/kubevirts.kubevirt.io/"
+            f"{kv['metadata']['name']}.yaml",
+            to_yaml(kv),
+        )
     for node in objects.get("Node", []):
-        write(image_dir / f"cluster-scoped-resources/core/nodes/{node['metadata']['name']}.yaml",
-              to_yaml(node))
+        write(
+            image_dir / f"cluster-scoped-resources/core/nodes/{node['metadata']['name']}.yaml",
+            to_yaml(node),
+        )
     write(root / "README.md", readme)
 
 
@@ -966,8 +1407,11 @@ def scenario_always_restart() -> dict[str, Any]:
     standby = "virt-controller-6f8b9c7d54-" + ids.suffix()
 
     vm_uid, old_vmi_uid, new_vmi_uid = ids.uuid4(), ids.uuid4(), ids.uuid4()
-    old_pod, new_pod = "virt-launcher-testvm-" + ids.suffix(), "virt-launcher-testvm-" + ids.suffix()
-    old_pod_uid, new_pod_uid = ids.uuid4(), ids.uuid4()
+    old_pod, new_pod = (
+        "virt-launcher-testvm-" + ids.suffix(),
+        "virt-launcher-testvm-" + ids.suffix(),
+    )
+    _old_pod_uid, new_pod_uid = ids.uuid4(), ids.uuid4()
     fw_uuid, fw_serial = ids.uuid4(), ids.uuid4()
     ovm_uid, ovmi_uid = ids.uuid4(), ids.uuid4()
     ovm_pod = "virt-launcher-other-vm-" + ids.suffix()
@@ -982,11 +1426,11 @@ def scenario_always_restart() -> dict[str, Any]:
     standby_start = t_us("2026-11-28T00:41:58.213388")
     t_acquire = t_us("2026-11-28T00:42:14.581937")
     ovm_stop = t_us("2026-11-28T00:42:20.418774")
-    t_stop1 = t_us("2026-11-28T00:42:31.846213")   # first decision line
+    t_stop1 = t_us("2026-11-28T00:42:31.846213")  # first decision line
     t_dispatch = t_us("2026-11-28T00:42:31.858904")
     t_stop2 = t_us("2026-11-28T00:42:31.942677")
     t_startdec = t_us("2026-11-28T00:42:32.019350")
-    t_created = t_stop1 + 190_000                     # create 0.19 s after the first decision
+    t_created = t_stop1 + 190_000  # create 0.19 s after the first decision
     new_pod_created = t_us("2026-11-28T00:42:32.241806")
     captured = t_us("2026-11-28T00:44:07.331902")
 
@@ -999,35 +1443,98 @@ def scenario_always_restart() -> dict[str, Any]:
 
     ovm = {"namespace": "default", "name": "other-vm", "uid": ovm_uid}
     testvm = {"namespace": "default", "name": "testvm", "uid": vm_uid}
-    conflict = ('Operation cannot be fulfilled on virtualmachines.kubevirt.io "other-vm": the object '
-                'has been modified; please apply your changes to the latest version and try again')
-    L.kv(ovm_stop, "info", "Stopping VM with VMI in phase Running due to runStrategy: Halted",
-         "vm.go:1134", ovm)
-    L.kv(ovm_stop + 17_338, "info", "Dispatching delete event for vmi default/other-vm with phase Running",
-         "vm.go:1685", ovm)
-    L.kv(ovm_stop + 28_756, "error", "Updating the VirtualMachine status failed.", "vm.go:453", ovm,
-         reason=conflict)
-    L.kv(ovm_stop + 28_901, "info", "re-enqueuing VirtualMachine default/other-vm", "vm.go:348",
-         reason=conflict)
-    L.kv(ovm_stop + 47_615, "info", "Stopping VM with VMI in phase Running due to runStrategy: Halted",
-         "vm.go:1134", ovm)
-    L.kv(t_us("2026-11-28T00:42:21.027441"), "info",
-         "Stopping VM with VMI in phase Running due to runStrategy: Halted", "vm.go:1134", ovm)
+    conflict = (
+        'Operation cannot be fulfilled on virtualmachines.kubevirt.io "other-vm": the object '
+        "has been modified; please apply your changes to the latest version and try again"
+    )
+    L.kv(
+        ovm_stop,
+        "info",
+        "Stopping VM with VMI in phase Running due to runStrategy: Halted",
+        "vm.go:1134",
+        ovm,
+    )
+    L.kv(
+        ovm_stop + 17_338,
+        "info",
+        "Dispatching delete event for vmi default/other-vm with phase Running",
+        "vm.go:1685",
+        ovm,
+    )
+    L.kv(
+        ovm_stop + 28_756,
+        "error",
+        "Updating the VirtualMachine status failed.",
+        "vm.go:453",
+        ovm,
+        reason=conflict,
+    )
+    L.kv(
+        ovm_stop + 28_901,
+        "info",
+        "re-enqueuing VirtualMachine default/other-vm",
+        "vm.go:348",
+        reason=conflict,
+    )
+    L.kv(
+        ovm_stop + 47_615,
+        "info",
+        "Stopping VM with VMI in phase Running due to runStrategy: Halted",
+        "vm.go:1134",
+        ovm,
+    )
+    L.kv(
+        t_us("2026-11-28T00:42:21.027441"),
+        "info",
+        "Stopping VM with VMI in phase Running due to runStrategy: Halted",
+        "vm.go:1134",
+        ovm,
+    )
     ovmi_final = t_us("2026-11-28T00:42:24.873090")
-    L.kv(ovmi_final, "info", "Stopping VM with VMI in phase Succeeded due to runStrategy: Halted",
-         "vm.go:1134", ovm)
-    L.kv(ovmi_final + 41_207, "info", "Stopping VM with VMI in phase Succeeded due to runStrategy: Halted",
-         "vm.go:1134", ovm)
+    L.kv(
+        ovmi_final,
+        "info",
+        "Stopping VM with VMI in phase Succeeded due to runStrategy: Halted",
+        "vm.go:1134",
+        ovm,
+    )
+    L.kv(
+        ovmi_final + 41_207,
+        "info",
+        "Stopping VM with VMI in phase Succeeded due to runStrategy: Halted",
+        "vm.go:1134",
+        ovm,
+    )
 
-    L.kv(t_stop1, "info", "Stopping VM with VMI in phase Failed and VM runStrategy: Always",
-         "vm.go:1005", testvm)
-    L.kv(t_dispatch, "info", "Dispatching delete event for vmi default/testvm with phase Failed",
-         "vm.go:1685", testvm)
-    L.kv(t_stop2, "info", "Stopping VM with VMI in phase Failed and VM runStrategy: Always",
-         "vm.go:1005", testvm)
+    L.kv(
+        t_stop1,
+        "info",
+        "Stopping VM with VMI in phase Failed and VM runStrategy: Always",
+        "vm.go:1005",
+        testvm,
+    )
+    L.kv(
+        t_dispatch,
+        "info",
+        "Dispatching delete event for vmi default/testvm with phase Failed",
+        "vm.go:1685",
+        testvm,
+    )
+    L.kv(
+        t_stop2,
+        "info",
+        "Stopping VM with VMI in phase Failed and VM runStrategy: Always",
+        "vm.go:1005",
+        testvm,
+    )
     L.kv(t_startdec, "info", "Starting VM due to runStrategy: Always", "vm.go:1032", testvm)
-    L.kv(t_created, "info", "Started VM by creating the new virtual machine instance testvm",
-         "vm.go:1341", testvm)
+    L.kv(
+        t_created,
+        "info",
+        "Started VM by creating the new virtual machine instance testvm",
+        "vm.go:1341",
+        testvm,
+    )
 
     S = ControllerLog(standby, "always-restart-standby")
     startup(S, standby_start)
@@ -1036,11 +1543,24 @@ def scenario_always_restart() -> dict[str, Any]:
     rv_rev = rv(11)
     vm_status = {
         "conditions": [
-            {"lastProbeTime": None, "lastTransitionTime": "2026-11-28T00:42:36Z", "status": "True",
-             "type": "Ready"},
-            {"lastProbeTime": None, "lastTransitionTime": None, "status": "True", "type": "LiveMigratable"},
-            {"lastProbeTime": None, "lastTransitionTime": None, "status": "True",
-             "type": "StorageLiveMigratable"},
+            {
+                "lastProbeTime": None,
+                "lastTransitionTime": "2026-11-28T00:42:36Z",
+                "status": "True",
+                "type": "Ready",
+            },
+            {
+                "lastProbeTime": None,
+                "lastTransitionTime": None,
+                "status": "True",
+                "type": "LiveMigratable",
+            },
+            {
+                "lastProbeTime": None,
+                "lastTransitionTime": None,
+                "status": "True",
+                "type": "StorageLiveMigratable",
+            },
         ],
         "created": True,
         "desiredGeneration": 1,
@@ -1049,37 +1569,78 @@ def scenario_always_restart() -> dict[str, Any]:
         "ready": True,
         "runStrategy": "Always",
         "volumeSnapshotStatuses": [
-            {"enabled": False, "name": "rootdisk",
-             "reason": "No VolumeSnapshotClass: Volume snapshots are not configured for this "
-                       "StorageClass [ceph-block] [rootdisk]"},
-            {"enabled": False, "name": "cloudinitdisk",
-             "reason": "Snapshot is not supported for this volumeSource type [cloudinitdisk]"},
+            {
+                "enabled": False,
+                "name": "rootdisk",
+                "reason": "No VolumeSnapshotClass: Volume snapshots are not configured for this "
+                "StorageClass [ceph-block] [rootdisk]",
+            },
+            {
+                "enabled": False,
+                "name": "cloudinitdisk",
+                "reason": "Snapshot is not supported for this volumeSource type [cloudinitdisk]",
+            },
         ],
     }
-    vm_obj = make_vm(name="testvm", ns="default", uid=vm_uid, created=vm_created, rv="0",
-                     generation=1, run_strategy="Always", fw_uuid=fw_uuid, fw_serial=fw_serial,
-                     status=vm_status)
-    ovm_obj = make_vm(name="other-vm", ns="default", uid=ovm_uid,
-                      created=t_us("2026-11-20T14:31:40.000000"), rv="0", generation=2,
-                      run_strategy="Halted", fw_uuid=ofw_uuid, fw_serial=ofw_serial, status={
-                          "conditions": [
-                              {"lastProbeTime": None, "lastTransitionTime": "2026-11-28T00:42:24Z",
-                               "message": "VMI does not exist", "reason": "VMINotExists",
-                               "status": "False", "type": "Ready"}],
-                          "desiredGeneration": 2,
-                          "observedGeneration": 2,
-                          "printableStatus": "Stopped",
-                          "runStrategy": "Halted",
-                          "volumeSnapshotStatuses": [
-                              {"enabled": False, "name": "rootdisk",
-                               "reason": "No VolumeSnapshotClass: Volume snapshots are not configured "
-                                         "for this StorageClass [ceph-block] [rootdisk]"},
-                              {"enabled": False, "name": "cloudinitdisk",
-                               "reason": "Snapshot is not supported for this volumeSource type "
-                                         "[cloudinitdisk]"}]})
+    vm_obj = make_vm(
+        name="testvm",
+        ns="default",
+        uid=vm_uid,
+        created=vm_created,
+        rv="0",
+        generation=1,
+        run_strategy="Always",
+        fw_uuid=fw_uuid,
+        fw_serial=fw_serial,
+        status=vm_status,
+    )
+    ovm_obj = make_vm(
+        name="other-vm",
+        ns="default",
+        uid=ovm_uid,
+        created=t_us("2026-11-20T14:31:40.000000"),
+        rv="0",
+        generation=2,
+        run_strategy="Halted",
+        fw_uuid=ofw_uuid,
+        fw_serial=ofw_serial,
+        status={
+            "conditions": [
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": "2026-11-28T00:42:24Z",
+                    "message": "VMI does not exist",
+                    "reason": "VMINotExists",
+                    "status": "False",
+                    "type": "Ready",
+                }
+            ],
+            "desiredGeneration": 2,
+            "observedGeneration": 2,
+            "printableStatus": "Stopped",
+            "runStrategy": "Halted",
+            "volumeSnapshotStatuses": [
+                {
+                    "enabled": False,
+                    "name": "rootdisk",
+                    "reason": "No VolumeSnapshotClass: Volume snapshots are not configured "
+                    "for this StorageClass [ceph-block] [rootdisk]",
+                },
+                {
+                    "enabled": False,
+                    "name": "cloudinitdisk",
+                    "reason": "Snapshot is not supported for this volumeSource type "
+                    "[cloudinitdisk]",
+                },
+            ],
+        },
+    )
     rev_obj = make_revision(vm_obj, old_vmi_created, rv_rev)
-    ovm_first = dict(ovm_obj, metadata=dict(ovm_obj["metadata"], generation=1),
-                     spec=dict(ovm_obj["spec"], runStrategy="Always"))
+    ovm_first = dict(
+        ovm_obj,
+        metadata=dict(ovm_obj["metadata"], generation=1),
+        spec=dict(ovm_obj["spec"], runStrategy="Always"),
+    )
     orev_obj = make_revision(ovm_first, t_us("2026-11-20T14:31:41.000000"), str(int(rv_rev) - 7))
 
     # events first (their rvs come in time order)
@@ -1093,71 +1654,181 @@ def scenario_always_restart() -> dict[str, Any]:
     rv_ev_new_pod = rv(5)
     ovm_obj["metadata"]["resourceVersion"] = str(int(rv_ev_ovm) + 120)
 
-    phases = [("Pending", t_created), ("Scheduling", t_us("2026-11-28T00:42:32.250000")),
-              ("Scheduled", t_us("2026-11-28T00:42:35.100000")),
-              ("Running", t_us("2026-11-28T00:42:36.400000"))]
-    new_vmi = make_vmi(vm=vm_obj, uid=new_vmi_uid, created=t_created - 9_000,
-                       rv=rv(60), node=node, phases=phases, phase="Running",
-                       pod_uid=new_pod_uid, ready_since=t_us("2026-11-28T00:42:36.400000"))
+    phases = [
+        ("Pending", t_created),
+        ("Scheduling", t_us("2026-11-28T00:42:32.250000")),
+        ("Scheduled", t_us("2026-11-28T00:42:35.100000")),
+        ("Running", t_us("2026-11-28T00:42:36.400000")),
+    ]
+    new_vmi = make_vmi(
+        vm=vm_obj,
+        uid=new_vmi_uid,
+        created=t_created - 9_000,
+        rv=rv(60),
+        node=node,
+        phases=phases,
+        phase="Running",
+        pod_uid=new_pod_uid,
+        ready_since=t_us("2026-11-28T00:42:36.400000"),
+    )
     vm_obj["metadata"]["resourceVersion"] = rv(4)
-    pod_obj = make_launcher_pod(vmi=new_vmi, pod_name=new_pod, pod_uid=new_pod_uid,
-                                created=new_pod_created, rv=rv(3), node=node,
-                                started=t_us("2026-11-28T00:42:34.000000"),
-                                ready=t_us("2026-11-28T00:42:35.000000"), qemu_timeout=287,
-                                pod_ip="10.244.3.57")
+    pod_obj = make_launcher_pod(
+        vmi=new_vmi,
+        pod_name=new_pod,
+        pod_uid=new_pod_uid,
+        created=new_pod_created,
+        rv=rv(3),
+        node=node,
+        started=t_us("2026-11-28T00:42:34.000000"),
+        ready=t_us("2026-11-28T00:42:35.000000"),
+        qemu_timeout=287,
+        pod_ip="10.244.3.57",
+    )
 
     ev = []
-    ev.append(make_event(ns="default", involved=ref(ovm_obj, str(int(rv_ev_ovm) - 2)),
-                         reason="SuccessfulDelete",
-                         message=f"Stopped the virtual machine by deleting the virtual machine instance {ovmi_uid}",
-                         us=ovm_stop + 16_900, component="virtualmachine-controller", rv=rv_ev_ovm,
-                         extra_ns=311))
-    ovmi_ref = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": "other-vm",
-                "namespace": "default", "resourceVersion": str(int(rv_ev_ovmi) - 1), "uid": ovmi_uid}
-    ev.append(make_event(ns="default", involved=ovmi_ref, reason="SuccessfulDelete",
-                         message=f"Deleted virtual machine pod {ovm_pod}",
-                         us=t_us("2026-11-28T00:42:20.502318"), component="virtualmachine-controller",
-                         rv=rv_ev_ovmi, extra_ns=87))
-    old_vmi_ref = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": "testvm",
-                   "namespace": "default", "resourceVersion": rv_old_vmi_final, "uid": old_vmi_uid}
-    ev.append(make_event(ns="default", involved=ref(vm_obj, str(int(rv_ev_vm_del) - 1)),
-                         reason="SuccessfulDelete",
-                         message=f"Stopped the virtual machine by deleting the virtual machine instance {old_vmi_uid}",
-                         us=t_dispatch - 240, component="virtualmachine-controller", rv=rv_ev_vm_del,
-                         extra_ns=502))
-    ev.append(make_event(ns="default", involved=old_vmi_ref, reason="SuccessfulDelete",
-                         message=f"Deleted virtual machine pod {old_pod}",
-                         us=t_us("2026-11-28T00:42:31.881547"), component="virtualmachine-controller",
-                         rv=rv_ev_old_pod, extra_ns=164))
-    ev.append(make_event(ns="default", involved=ref(vm_obj, str(int(rv_ev_vm_create) - 1)),
-                         reason="SuccessfulCreate",
-                         message="Started the virtual machine by creating the new virtual machine instance testvm",
-                         us=t_created + 180, component="virtualmachine-controller", rv=rv_ev_vm_create,
-                         extra_ns=719))
-    ev.append(make_event(ns="default", involved=ref(new_vmi, new_vmi_rv_created),
-                         reason="SuccessfulCreate", message=f"Created virtual machine pod {new_pod}",
-                         us=new_pod_created + 5_210, component="virtualmachine-controller",
-                         rv=rv_ev_new_pod, extra_ns=933))
-    lease_obj = make_lease(holder=leader, acquire=t_acquire, renew=captured - 813_470, transitions=3,
-                           created=t_us("2026-10-02T09:31:12.000000"), rv=rv(2_300), uid=lease_uid)
-    lease_ev = make_event(ns=KUBEVIRT_NS,
-                          involved={"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                                    "name": "virt-controller", "namespace": KUBEVIRT_NS,
-                                    "resourceVersion": str(int(rv_ev_ovm) - 3000), "uid": lease_uid},
-                          reason="LeaderElection", message=f"{leader} became leader",
-                          us=t_acquire + 1_102, component="virt-controller",
-                          rv=str(int(rv_ev_ovm) - 2999), extra_ns=402)
-    events = sorted(ev + [lease_ev], key=lambda e: (e["metadata"]["namespace"], e["metadata"]["name"]))
+    ev.append(
+        make_event(
+            ns="default",
+            involved=ref(ovm_obj, str(int(rv_ev_ovm) - 2)),
+            reason="SuccessfulDelete",
+            message=f"{STOPPED_MSG}{ovmi_uid}",
+            us=ovm_stop + 16_900,
+            component="virtualmachine-controller",
+            rv=rv_ev_ovm,
+            extra_ns=311,
+        )
+    )
+    ovmi_ref = {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstance",
+        "name": "other-vm",
+        "namespace": "default",
+        "resourceVersion": str(int(rv_ev_ovmi) - 1),
+        "uid": ovmi_uid,
+    }
+    ev.append(
+        make_event(
+            ns="default",
+            involved=ovmi_ref,
+            reason="SuccessfulDelete",
+            message=f"Deleted virtual machine pod {ovm_pod}",
+            us=t_us("2026-11-28T00:42:20.502318"),
+            component="virtualmachine-controller",
+            rv=rv_ev_ovmi,
+            extra_ns=87,
+        )
+    )
+    old_vmi_ref = {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstance",
+        "name": "testvm",
+        "namespace": "default",
+        "resourceVersion": rv_old_vmi_final,
+        "uid": old_vmi_uid,
+    }
+    ev.append(
+        make_event(
+            ns="default",
+            involved=ref(vm_obj, str(int(rv_ev_vm_del) - 1)),
+            reason="SuccessfulDelete",
+            message=f"{STOPPED_MSG}{old_vmi_uid}",
+            us=t_dispatch - 240,
+            component="virtualmachine-controller",
+            rv=rv_ev_vm_del,
+            extra_ns=502,
+        )
+    )
+    ev.append(
+        make_event(
+            ns="default",
+            involved=old_vmi_ref,
+            reason="SuccessfulDelete",
+            message=f"Deleted virtual machine pod {old_pod}",
+            us=t_us("2026-11-28T00:42:31.881547"),
+            component="virtualmachine-controller",
+            rv=rv_ev_old_pod,
+            extra_ns=164,
+        )
+    )
+    ev.append(
+        make_event(
+            ns="default",
+            involved=ref(vm_obj, str(int(rv_ev_vm_create) - 1)),
+            reason="SuccessfulCreate",
+            message=f"{STARTED_MSG}testvm",
+            us=t_created + 180,
+            component="virtualmachine-controller",
+            rv=rv_ev_vm_create,
+            extra_ns=719,
+        )
+    )
+    ev.append(
+        make_event(
+            ns="default",
+            involved=ref(new_vmi, new_vmi_rv_created),
+            reason="SuccessfulCreate",
+            message=f"Created virtual machine pod {new_pod}",
+            us=new_pod_created + 5_210,
+            component="virtualmachine-controller",
+            rv=rv_ev_new_pod,
+            extra_ns=933,
+        )
+    )
+    lease_obj = make_lease(
+        holder=leader,
+        acquire=t_acquire,
+        renew=captured - 813_470,
+        transitions=3,
+        created=t_us("2026-10-02T09:31:12.000000"),
+        rv=rv(2_300),
+        uid=lease_uid,
+    )
+    lease_ev = make_event(
+        ns=KUBEVIRT_NS,
+        involved={
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "name": "virt-controller",
+            "namespace": KUBEVIRT_NS,
+            "resourceVersion": str(int(rv_ev_ovm) - 3000),
+            "uid": lease_uid,
+        },
+        reason="LeaderElection",
+        message=f"{leader} became leader",
+        us=t_acquire + 1_102,
+        component="virt-controller",
+        rv=str(int(rv_ev_ovm) - 2999),
+        extra_ns=402,
+    )
+    events = sorted(
+        [*ev, lease_ev], key=lambda e: (e["metadata"]["namespace"], e["metadata"]["name"])
+    )
 
-    pods = [pod_obj,
-            make_controller_pod(name=leader, uid=leader_uid, rs_hash="6f8b9c7d54",
-                                created=leader_start - 3_100_000, started=leader_start - 900_000,
-                                ready=leader_start + 15_600_000, rv=str(int(rv_ev_ovm) - 3400),
-                                node="node-c01", ip="10.244.0.31"),
-            make_controller_pod(name=standby, uid=standby_uid, rs_hash="6f8b9c7d54",
-                                created=standby_start - 3_300_000, started=standby_start - 900_000,
-                                ready=standby_start + 15_900_000, rv=str(int(rv_ev_ovm) - 3300),
-                                node="node-c02", ip="10.244.1.24")]
+    pods = [
+        pod_obj,
+        make_controller_pod(
+            name=leader,
+            uid=leader_uid,
+            rs_hash="6f8b9c7d54",
+            created=leader_start - 3_100_000,
+            started=leader_start - 900_000,
+            ready=leader_start + 15_600_000,
+            rv=str(int(rv_ev_ovm) - 3400),
+            node="node-c01",
+            ip="10.244.0.31",
+        ),
+        make_controller_pod(
+            name=standby,
+            uid=standby_uid,
+            rs_hash="6f8b9c7d54",
+            created=standby_start - 3_300_000,
+            started=standby_start - 900_000,
+            ready=standby_start + 15_900_000,
+            rv=str(int(rv_ev_ovm) - 3300),
+            node="node-c02",
+            ip="10.244.1.24",
+        ),
+    ]
     objects = {
         "VirtualMachine": [ovm_obj, vm_obj],
         "VirtualMachineInstance": [new_vmi],
@@ -1165,34 +1836,58 @@ def scenario_always_restart() -> dict[str, Any]:
         "ControllerRevision": [orev_obj, rev_obj],
         "Event": events,
         "Lease": [lease_obj],
-        "KubeVirt": [make_kubevirt(uid=kv_uid, created=t_us("2026-10-02T09:30:20.000000"), rv="1523")],
-        "Node": [make_node(name=node, uid=node_uid, created=t_us("2026-10-02T09:14:51.000000"),
-                           rv=rv(17), heartbeat=captured - 21_000_000, ip="192.168.122.14")],
+        "KubeVirt": [
+            make_kubevirt(uid=kv_uid, created=t_us("2026-10-02T09:30:20.000000"), rv="1523")
+        ],
+        "Node": [
+            make_node(
+                name=node,
+                uid=node_uid,
+                created=t_us("2026-10-02T09:14:51.000000"),
+                rv=rv(17),
+                heartbeat=captured - 21_000_000,
+                ip="192.168.122.14",
+            )
+        ],
     }
     facts = {
-        "vm": "default/testvm", "vm_uid": vm_uid, "old_vmi_uid": old_vmi_uid, "new_vmi_uid": new_vmi_uid,
-        "old_pod": old_pod, "new_pod": new_pod, "leader": leader, "standby": standby,
-        "other_vm_uid": ovm_uid, "other_vmi_uid": ovmi_uid,
-        "first_decision": fmt_us(t_stop1), "create": fmt_us(t_created), "captured": fmt_us(captured),
+        "vm": "default/testvm",
+        "vm_uid": vm_uid,
+        "old_vmi_uid": old_vmi_uid,
+        "new_vmi_uid": new_vmi_uid,
+        "old_pod": old_pod,
+        "new_pod": new_pod,
+        "leader": leader,
+        "standby": standby,
+        "other_vm_uid": ovm_uid,
+        "other_vmi_uid": ovmi_uid,
+        "first_decision": fmt_us(t_stop1),
+        "create": fmt_us(t_created),
+        "captured": fmt_us(captured),
     }
     return {"objects": objects, "logs": [L, S], "captured": captured, "facts": facts, "ids": ids}
 
 
 README_ALWAYS = (
-    "always-restart: kvtrace bundle — `default/testvm` (runStrategy Always): its VMI had been Running, "
-    "went `Failed`, and the leader virt-controller deleted it (vm.go:1005, 1685) and created a new one "
-    "0.19 s after the first decision line, with no start-failure backoff; the standby replica only "
-    "waits for the lease.\n")
+    "always-restart: kvtrace bundle — `default/testvm` (runStrategy Always): its VMI had "
+    "been Running, went `Failed`, and the leader virt-controller deleted it (vm.go:1005, "
+    "1685) and created a new one 0.19 s after the first decision line, with no "
+    "start-failure backoff; the standby replica only waits for the lease.\n"
+)
 
 README_MG = (
-    "must-gather-always-restart: the always-restart incident in KubeVirt must-gather layout (wrapper "
-    "dir, `version`, `timestamp`, inspect-style `namespaces/…` tree, kubelet-prefixed virt-controller "
-    "logs of both replicas); like every must-gather it has no Lease object.\n")
+    "must-gather-always-restart: the always-restart incident in KubeVirt must-gather layout "
+    "(wrapper dir, `version`, `timestamp`, inspect-style `namespaces/…` tree, "
+    "kubelet-prefixed virt-controller logs of both replicas); like every must-gather it has "
+    "no Lease object.\n"
+)
 
 README_RERUN = (
-    "rerun-on-failure-succeeded: kvtrace bundle — `default/batch-job` (runStrategy RerunOnFailure): its "
-    "VMI ran and then `Succeeded` (guest shut down); the controller deleted it once (vm.go:1052, 1685) "
-    "and, as designed, never started it again (VM `Stopped`, no VMI left).\n")
+    "rerun-on-failure-succeeded: kvtrace bundle — `default/batch-job` (runStrategy "
+    "RerunOnFailure): its VMI ran and then `Succeeded` (guest shut down); the controller "
+    "deleted it once (vm.go:1052, 1685) and, as designed, never started it again (VM "
+    "`Stopped`, no VMI left).\n"
+)
 
 
 # --------------------------------------------------------------------------------------
@@ -1229,72 +1924,173 @@ def scenario_rerun_succeeded() -> dict[str, Any]:
     became_leader(L, t_acquire, lrng)
     bj = {"namespace": "default", "name": "batch-job", "uid": vm_uid}
     L.kv(t_startdec, "info", "Starting VM due to runStrategy: RerunOnFailure", "vm.go:1081", bj)
-    L.kv(t_created, "info", "Started VM by creating the new virtual machine instance batch-job",
-         "vm.go:1341", bj)
-    L.kv(t_stop, "info", "Stopping VM with VMI in phase Succeeded and VM runStrategy: RerunOnFailure",
-         "vm.go:1052", bj)
-    L.kv(t_dispatch, "info", "Dispatching delete event for vmi default/batch-job with phase Succeeded",
-         "vm.go:1685", bj)
+    L.kv(
+        t_created,
+        "info",
+        "Started VM by creating the new virtual machine instance batch-job",
+        "vm.go:1341",
+        bj,
+    )
+    L.kv(
+        t_stop,
+        "info",
+        "Stopping VM with VMI in phase Succeeded and VM runStrategy: RerunOnFailure",
+        "vm.go:1052",
+        bj,
+    )
+    L.kv(
+        t_dispatch,
+        "info",
+        "Dispatching delete event for vmi default/batch-job with phase Succeeded",
+        "vm.go:1685",
+        bj,
+    )
     S = ControllerLog(standby, "rerun-standby")
     startup(S, standby_start)
 
     rv_rev = rv(5)
     rv_ev_vm = rv(88_000)
     rv_ev_pod = rv(4)
-    vm_obj = make_vm(name="batch-job", ns="default", uid=vm_uid, created=vm_created, rv=rv(61),
-                     generation=1, run_strategy="RerunOnFailure", fw_uuid=fw_uuid, fw_serial=fw_serial,
-                     status={
-                         "conditions": [
-                             {"lastProbeTime": None, "lastTransitionTime": "2026-12-03T07:48:52Z",
-                              "message": "VMI does not exist", "reason": "VMINotExists",
-                              "status": "False", "type": "Ready"}],
-                         "desiredGeneration": 1,
-                         "observedGeneration": 1,
-                         "printableStatus": "Stopped",
-                         "runStrategy": "RerunOnFailure",
-                         "volumeSnapshotStatuses": [
-                             {"enabled": False, "name": "rootdisk",
-                              "reason": "No VolumeSnapshotClass: Volume snapshots are not configured "
-                                        "for this StorageClass [ceph-block] [rootdisk]"},
-                             {"enabled": False, "name": "cloudinitdisk",
-                              "reason": "Snapshot is not supported for this volumeSource type "
-                                        "[cloudinitdisk]"}]},
-                     app_label="batch-job")
+    vm_obj = make_vm(
+        name="batch-job",
+        ns="default",
+        uid=vm_uid,
+        created=vm_created,
+        rv=rv(61),
+        generation=1,
+        run_strategy="RerunOnFailure",
+        fw_uuid=fw_uuid,
+        fw_serial=fw_serial,
+        status={
+            "conditions": [
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": "2026-12-03T07:48:52Z",
+                    "message": "VMI does not exist",
+                    "reason": "VMINotExists",
+                    "status": "False",
+                    "type": "Ready",
+                }
+            ],
+            "desiredGeneration": 1,
+            "observedGeneration": 1,
+            "printableStatus": "Stopped",
+            "runStrategy": "RerunOnFailure",
+            "volumeSnapshotStatuses": [
+                {
+                    "enabled": False,
+                    "name": "rootdisk",
+                    "reason": "No VolumeSnapshotClass: Volume snapshots are not configured "
+                    "for this StorageClass [ceph-block] [rootdisk]",
+                },
+                {
+                    "enabled": False,
+                    "name": "cloudinitdisk",
+                    "reason": "Snapshot is not supported for this volumeSource type "
+                    "[cloudinitdisk]",
+                },
+            ],
+        },
+        app_label="batch-job",
+    )
     rev_obj = make_revision(vm_obj, t_created - 20_000, rv_rev)
-    vmi_ref = {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance", "name": "batch-job",
-               "namespace": "default", "resourceVersion": str(int(rv_ev_vm) - 3), "uid": vmi_uid}
+    vmi_ref = {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstance",
+        "name": "batch-job",
+        "namespace": "default",
+        "resourceVersion": str(int(rv_ev_vm) - 3),
+        "uid": vmi_uid,
+    }
     events = [
-        make_event(ns="default", involved=ref(vm_obj, str(int(rv_ev_vm) - 1)), reason="SuccessfulDelete",
-                   message=f"Stopped the virtual machine by deleting the virtual machine instance {vmi_uid}",
-                   us=t_dispatch - 310, component="virtualmachine-controller", rv=rv_ev_vm, extra_ns=226),
-        make_event(ns="default", involved=vmi_ref, reason="SuccessfulDelete",
-                   message=f"Deleted virtual machine pod {pod}", us=t_us("2026-12-03T07:48:51.671052"),
-                   component="virtualmachine-controller", rv=rv_ev_pod, extra_ns=845),
+        make_event(
+            ns="default",
+            involved=ref(vm_obj, str(int(rv_ev_vm) - 1)),
+            reason="SuccessfulDelete",
+            message=f"{STOPPED_MSG}{vmi_uid}",
+            us=t_dispatch - 310,
+            component="virtualmachine-controller",
+            rv=rv_ev_vm,
+            extra_ns=226,
+        ),
+        make_event(
+            ns="default",
+            involved=vmi_ref,
+            reason="SuccessfulDelete",
+            message=f"Deleted virtual machine pod {pod}",
+            us=t_us("2026-12-03T07:48:51.671052"),
+            component="virtualmachine-controller",
+            rv=rv_ev_pod,
+            extra_ns=845,
+        ),
     ]
     events.sort(key=lambda e: e["metadata"]["name"])
     objects = {
         "VirtualMachine": [vm_obj],
         "VirtualMachineInstance": [],
-        "Pod": [make_controller_pod(name=leader, uid=leader_uid, rs_hash="84d6c5f9b7",
-                                    created=leader_start - 2_800_000, started=leader_start - 800_000,
-                                    ready=leader_start + 15_500_000, rv=str(int(rv_rev) - 41_000),
-                                    node="node-c01", ip="10.244.0.77"),
-                make_controller_pod(name=standby, uid=standby_uid, rs_hash="84d6c5f9b7",
-                                    created=standby_start - 3_000_000, started=standby_start - 800_000,
-                                    ready=standby_start + 15_800_000, rv=str(int(rv_rev) - 40_900),
-                                    node="node-c02", ip="10.244.1.52")],
+        "Pod": [
+            make_controller_pod(
+                name=leader,
+                uid=leader_uid,
+                rs_hash="84d6c5f9b7",
+                created=leader_start - 2_800_000,
+                started=leader_start - 800_000,
+                ready=leader_start + 15_500_000,
+                rv=str(int(rv_rev) - 41_000),
+                node="node-c01",
+                ip="10.244.0.77",
+            ),
+            make_controller_pod(
+                name=standby,
+                uid=standby_uid,
+                rs_hash="84d6c5f9b7",
+                created=standby_start - 3_000_000,
+                started=standby_start - 800_000,
+                ready=standby_start + 15_800_000,
+                rv=str(int(rv_rev) - 40_900),
+                node="node-c02",
+                ip="10.244.1.52",
+            ),
+        ],
         "ControllerRevision": [rev_obj],
         "Event": events,
-        "Lease": [make_lease(holder=leader, acquire=t_acquire, renew=captured - 1_402_118,
-                             transitions=5, created=t_us("2026-10-02T09:31:12.000000"), rv=rv(7_700),
-                             uid=lease_uid)],
-        "KubeVirt": [make_kubevirt(uid=kv_uid, created=t_us("2026-10-02T09:30:20.000000"), rv="1523")],
-        "Node": [make_node(name=node, uid=node_uid, created=t_us("2026-10-02T09:15:02.000000"),
-                           rv=rv(12), heartbeat=captured - 33_000_000, ip="192.168.122.17")],
+        "Lease": [
+            make_lease(
+                holder=leader,
+                acquire=t_acquire,
+                renew=captured - 1_402_118,
+                transitions=5,
+                created=t_us("2026-10-02T09:31:12.000000"),
+                rv=rv(7_700),
+                uid=lease_uid,
+            )
+        ],
+        "KubeVirt": [
+            make_kubevirt(uid=kv_uid, created=t_us("2026-10-02T09:30:20.000000"), rv="1523")
+        ],
+        "Node": [
+            make_node(
+                name=node,
+                uid=node_uid,
+                created=t_us("2026-10-02T09:15:02.000000"),
+                rv=rv(12),
+                heartbeat=captured - 33_000_000,
+                ip="192.168.122.17",
+            )
+        ],
     }
-    facts = {"vm": "default/batch-job", "vm_uid": vm_uid, "vmi_uid": vmi_uid, "pod": pod,
-             "leader": leader, "standby": standby, "start": fmt_us(t_created),
-             "stop": fmt_us(t_stop), "dispatch": fmt_us(t_dispatch), "captured": fmt_us(captured)}
+    facts = {
+        "vm": "default/batch-job",
+        "vm_uid": vm_uid,
+        "vmi_uid": vmi_uid,
+        "pod": pod,
+        "leader": leader,
+        "standby": standby,
+        "start": fmt_us(t_created),
+        "stop": fmt_us(t_stop),
+        "dispatch": fmt_us(t_dispatch),
+        "captured": fmt_us(captured),
+    }
     return {"objects": objects, "logs": [L, S], "captured": captured, "facts": facts, "ids": ids}
 
 
@@ -1307,22 +2103,39 @@ TOP_README = """\
 Invented, internally consistent incidents in the shapes KubeVirt v1.9.0 and kvtrace produce.
 Regenerate with `python3 sample-logs/make_samples.py` (deterministic; commit the output).
 
-- `always-restart/` — kvtrace bundle: Always VM whose Running-then-Failed VMI is deleted and recreated 0.19 s after the first decision line (no backoff), two controller replicas.
+- `always-restart/` — kvtrace bundle: Always VM whose Running-then-Failed VMI is deleted \
+and recreated 0.19 s after the first decision line (no backoff), two controller replicas.
 - `must-gather-always-restart/` — the same incident in KubeVirt must-gather layout (no Lease).
-- `rerun-on-failure-succeeded/` — kvtrace bundle: RerunOnFailure VM whose VMI Succeeded is deleted once and never restarted.
+- `rerun-on-failure-succeeded/` — kvtrace bundle: RerunOnFailure VM whose VMI Succeeded is \
+deleted once and never restarted.
 """
 
 
 def generate(out: Path) -> dict[str, Any]:
     a = scenario_always_restart()
-    write_kvtrace_bundle(out / "always-restart", captured=a["captured"], objects=a["objects"],
-                         logs=a["logs"], readme=README_ALWAYS)
-    write_must_gather(out / "must-gather-always-restart", captured=a["captured"] + 96_000_000,
-                      objects={k: v for k, v in a["objects"].items() if k != "Lease"},
-                      logs=a["logs"], readme=README_MG, ids=Ids("kvtrace-sample-must-gather"))
+    write_kvtrace_bundle(
+        out / "always-restart",
+        captured=a["captured"],
+        objects=a["objects"],
+        logs=a["logs"],
+        readme=README_ALWAYS,
+    )
+    write_must_gather(
+        out / "must-gather-always-restart",
+        captured=a["captured"] + 96_000_000,
+        objects={k: v for k, v in a["objects"].items() if k != "Lease"},
+        logs=a["logs"],
+        readme=README_MG,
+        ids=Ids("kvtrace-sample-must-gather"),
+    )
     r = scenario_rerun_succeeded()
-    write_kvtrace_bundle(out / "rerun-on-failure-succeeded", captured=r["captured"],
-                         objects=r["objects"], logs=r["logs"], readme=README_RERUN)
+    write_kvtrace_bundle(
+        out / "rerun-on-failure-succeeded",
+        captured=r["captured"],
+        objects=r["objects"],
+        logs=r["logs"],
+        readme=README_RERUN,
+    )
     write(out / "README.md", TOP_README)
     return {"always-restart": a["facts"], "rerun-on-failure-succeeded": r["facts"]}
 
@@ -1331,8 +2144,12 @@ SAMPLE_DIRS = ["always-restart", "must-gather-always-restart", "rerun-on-failure
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, default=HERE, help="output directory (default: sample-logs/)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--out", type=Path, default=HERE, help="output directory (default: sample-logs/)"
+    )
     ap.add_argument("--check", action="store_true", help="regenerate into a temp dir and compare")
     ap.add_argument("--facts", action="store_true", help="print the key names/UIDs/times as JSON")
     args = ap.parse_args()
@@ -1340,7 +2157,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             generate(Path(tmp))
             bad = []
-            for d in SAMPLE_DIRS + ["README.md"]:
+            for d in [*SAMPLE_DIRS, "README.md"]:
                 a, b = Path(tmp) / d, HERE / d
                 if a.is_file():
                     if not b.is_file() or not filecmp.cmp(a, b, shallow=False):
