@@ -34,6 +34,9 @@ class KubeObject:
     resource_version: str | None
     body: dict[str, Any]
     seen_in: list[str] = field(default_factory=list)
+    # How certain the identity is: ``no_uid`` (keyed by kind/ns/name/creationTimestamp),
+    # ``events_table`` (an Event rebuilt from a text table, times are intervals).
+    flags: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -1,0 +1,152 @@
+"""Collects objects, logs, skips and gaps from one bundle tree into an :class:`Evidence`.
+
+Every layout reader feeds one :class:`EvidenceBuilder`; it owns the reading of files (size caps,
+manifest errors → ``skipped``) so the readers only decide *what* each path is.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from kvtrace.errors import UnsafeBundleError
+from kvtrace.sources.model import KUBEVIRT, Evidence, KubeObject, LogStream
+from kvtrace.sources.objects import ObjectIndex
+from kvtrace.sources.safety import (
+    BundleTree,
+    Limits,
+    check_decompressed_size,
+    compression_of,
+    open_capped,
+    read_capped,
+)
+from parsers.manifests import load_manifests
+from parsers.records import SourceInfo
+from parsers.timestamps import parse_time
+
+
+class EvidenceBuilder:
+    """Accumulates one bundle's evidence; :meth:`build` hands out the :class:`Evidence`."""
+
+    def __init__(self, tree: BundleTree, limits: Limits) -> None:
+        self.tree, self.limits = tree, limits
+        self.index = ObjectIndex()
+        self.logs: list[LogStream] = []
+        self.skipped: list[tuple[str, str]] = list(tree.skipped)
+        self.missing: list[str] = []
+        self.captured_at: datetime | None = None
+        self.kubevirt_version: str | None = None
+        self.manifest: dict[str, Any] | None = None
+
+    def path(self, relative: str) -> Path:
+        return self.tree.root / relative
+
+    def read(self, relative: str) -> bytes | None:
+        """The (decompressed) bytes of a bundle file, or None with the reason in ``skipped``."""
+        try:
+            return read_capped(self.path(relative), self.limits.max_member_bytes, relative)
+        except UnsafeBundleError as exc:
+            self.skip(relative, str(exc))
+        except OSError as exc:
+            self.skip(relative, f"unreadable: {exc.strerror or exc}")
+        return None
+
+    def skip(self, relative: str, reason: str) -> None:
+        self.skipped.append((relative, reason))
+
+    def add_manifest(
+        self, relative: str, default_kind: str | None = None, from_list: bool | None = None
+    ) -> int:
+        """Load a YAML/JSON file and index its objects; returns how many objects it held."""
+        data = self.read(relative)
+        if data is None:
+            return 0
+        loaded = load_manifests(data, relative, default_kind)
+        if loaded.error is not None:
+            self.skip(relative, f"not a readable manifest: {loaded.error}")
+            return 0
+        listed = len(loaded.objects) != 1 if from_list is None else from_list
+        self.add_objects(loaded.objects, relative, listed)
+        return len(loaded.objects)
+
+    def add_objects(
+        self,
+        bodies: list[dict[str, Any]],
+        seen_in: str,
+        from_list: bool,
+        flags: tuple[str, ...] = (),
+    ) -> None:
+        for body in bodies:
+            reason = self.index.add(body, seen_in, from_list, flags)
+            if reason is not None:
+                self.skip(seen_in, reason)
+
+    def add_log(
+        self, relative: str, info: SourceInfo, prefixed: bool | None, path: Path | None = None
+    ) -> None:
+        """Register a log file; compressed files are first checked against the size cap.
+
+        ``path`` overrides ``root / relative`` for files outside any bundle (``--log``).
+        """
+        path = path or self.path(relative)
+        reason = check_decompressed_size(path, self.limits.max_log_bytes, relative)
+        if reason is not None:
+            self.skip(relative, reason)
+            return
+        plain = compression_of(path) is None
+        opener = functools.partial(_open_log, path, self.limits.max_log_bytes, relative)
+        self.logs.append(LogStream(info, opener, prefixed, path if plain else None))
+
+    def build(self, layout: str, coverage: str) -> Evidence:
+        objects = self.index.by_kind()
+        return Evidence(
+            layout=layout,
+            coverage=coverage,
+            objects=objects,
+            logs=sorted(self.logs, key=lambda log: log.info.source_id),
+            captured_at=self.captured_at,
+            kubevirt_version=self.kubevirt_version or kubevirt_version_of(objects.get(KUBEVIRT)),
+            manifest=self.manifest,
+            missing=list(dict.fromkeys(self.missing)),
+            skipped=self.skipped,
+            origin=self.tree.origin,
+        )
+
+
+def _open_log(path: Path, cap: int, name: str) -> IO[bytes]:
+    return open_capped(path, cap, name)
+
+
+def kubevirt_version_of(kubevirts: list[KubeObject] | None) -> str | None:
+    """The deployed version from a KubeVirt CR's ``status.observedKubeVirtVersion``."""
+    for kubevirt in kubevirts or []:
+        status = kubevirt.body.get("status")
+        version = status.get("observedKubeVirtVersion") if isinstance(status, dict) else None
+        if isinstance(version, str) and version:
+            return version
+    return None
+
+
+def parse_instant(text: Any) -> datetime | None:
+    """A collection time from a manifest field or a ``timestamp`` file line (§2.1)."""
+    if not isinstance(text, str):
+        return None
+    parsed = parse_time(text)
+    return parsed.at if parsed is not None else None
+
+
+def collection_time(builder: EvidenceBuilder, start: str) -> datetime | None:
+    """The must-gather wrapper's ``timestamp`` file at ``start`` or above: its last (end) line."""
+    parts = start.split("/") if start else []
+    files = set(builder.tree.files)
+    for depth in range(len(parts), -1, -1):
+        relative = "/".join([*parts[:depth], "timestamp"])
+        if relative in files:
+            data = builder.read(relative) or b""
+            times = [parse_instant(line) for line in data.decode("utf-8", "replace").splitlines()]
+            found = [t for t in times if t is not None]
+            if found:
+                return max(found)
+    return None

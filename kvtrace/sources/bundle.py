@@ -1,0 +1,113 @@
+"""Open offline evidence: a bundle (directory or archive) or plain log files (inputs.md §3.1).
+
+``open_bundle`` sniffs the layout, in this order: kvtrace's own bundle (``manifest.json`` of kind
+BundleManifest), KubeVirt must-gather roots (``version`` file), ``--vm-incident`` roots
+(``incident-summary.yaml``), ``kubectl cluster-info dump``, a plain ``oc adm inspect`` tree, and
+finally a plain directory whose files are sniffed one by one. Archives are extracted into a
+private temp directory that exists exactly as long as the context.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from kvtrace.errors import InputError
+from kvtrace.sources.builder import EvidenceBuilder
+from kvtrace.sources.layouts import cluster_dump, kvtrace_bundle, mustgather, plain, vm_incident
+from kvtrace.sources.model import Evidence
+from kvtrace.sources.safety import BundleTree, Limits, open_tree, spool, temp_space
+from parsers.paths import source_from_path
+from parsers.records import SourceInfo
+
+STDIN = "-"
+NO_OBJECTS = "no objects: VM/VMI/pods/events come only from a bundle or a live cluster"
+
+
+@contextmanager
+def open_bundle(path: Path, limits: Limits | None = None) -> Iterator[Evidence]:
+    """The evidence in a bundle directory, archive (tar, tar.gz, …) or single file."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(
+            f"{path}: no such file or directory; pass a must-gather directory or archive, "
+            "a kvtrace bundle, or log files with --log"
+        )
+    limits = limits or Limits.from_env()
+    with open_tree(path, limits) as tree:
+        yield read_tree(tree, limits)
+
+
+def read_tree(tree: BundleTree, limits: Limits) -> Evidence:
+    """Sniff the layout of ``tree`` (§3.1) and read it with that layout's rules."""
+    builder = EvidenceBuilder(tree, limits)
+    own = kvtrace_bundle.find_manifest(tree)
+    if own is not None:
+        return kvtrace_bundle.read_kvtrace_bundle(builder, *own)
+    gather_roots = _outermost(mustgather.find_roots(tree))
+    incident_roots = _outermost(vm_incident.find_roots(tree))
+    if incident_roots and set(gather_roots) <= set(incident_roots):
+        return vm_incident.read_vm_incident(builder, incident_roots)
+    if gather_roots:
+        return mustgather.read_must_gather(builder, _outermost(gather_roots + incident_roots))
+    dump_root = cluster_dump.find_root(tree)
+    if dump_root is not None:
+        return cluster_dump.read_cluster_dump(builder, dump_root)
+    inspect_roots = _outermost(mustgather.find_inspect_roots(tree))
+    if inspect_roots:
+        return mustgather.read_inspect(builder, inspect_roots)
+    return plain.read_plain(builder)
+
+
+def _outermost(roots: list[str]) -> list[str]:
+    """Roots without an ancestor in the list, so no file is read twice."""
+    unique = sorted(set(roots))
+    return [r for r in unique if not any(_is_ancestor(other, r) for other in unique if other != r)]
+
+
+def _is_ancestor(ancestor: str, path: str) -> bool:
+    return ancestor == "" or path.startswith(f"{ancestor}/")
+
+
+@contextmanager
+def open_logs(
+    paths: list[str], limits: Limits | None = None, stdin: IO[bytes] | None = None
+) -> Iterator[Evidence]:
+    """One log stream per file (``-`` is stdin; gzip etc. read transparently)."""
+    limits = limits or Limits.from_env()
+    _check_log_paths(paths)
+    with temp_space() as scratch:
+        tree = BundleTree(root=scratch, origin=", ".join(paths), files=[])
+        builder = EvidenceBuilder(tree, limits)
+        for given in paths:
+            _add_log_file(builder, given, scratch, limits, stdin)
+        builder.missing.append(NO_OBJECTS)
+        yield builder.build("logs", "low")
+
+
+def _check_log_paths(paths: list[str]) -> None:
+    if not paths:
+        raise InputError("no log files given; pass --log FILE (or --log - for stdin)")
+    if paths.count(STDIN) > 1:
+        raise InputError("stdin ('-') given more than once; pass --log - only once")
+    for given in paths:
+        if given == STDIN:
+            continue
+        if not Path(given).exists():
+            raise InputError(f"{given}: no such log file; check the path given to --log")
+        if Path(given).is_dir():
+            raise InputError(f"{given}: is a directory; pass it with --bundle instead of --log")
+
+
+def _add_log_file(
+    builder: EvidenceBuilder, given: str, scratch: Path, limits: Limits, stdin: IO[bytes] | None
+) -> None:
+    if given != STDIN:
+        builder.add_log(given, source_from_path(given), prefixed=None, path=Path(given))
+        return
+    stream = stdin if stdin is not None else sys.stdin.buffer
+    spooled = spool(stream, scratch / "stdin", limits.max_log_bytes, "stdin")
+    builder.add_log("stdin", SourceInfo("stdin"), prefixed=None, path=spooled)

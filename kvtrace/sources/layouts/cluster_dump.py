@@ -1,0 +1,50 @@
+"""``kubectl cluster-info dump --output-directory=D`` (inputs.md §3.6)."""
+
+from __future__ import annotations
+
+from kvtrace.sources.builder import EvidenceBuilder
+from kvtrace.sources.layouts.inspect import files_under
+from kvtrace.sources.model import EVENT, NODE, POD, Evidence
+from kvtrace.sources.safety import BundleTree
+from parsers.paths import source_from_path
+
+MAX_DEPTH = 2
+_LISTS = {"events.json": EVENT, "pods.json": POD}
+
+CLUSTER_DUMP_GAPS = (
+    "kubectl cluster-info dump holds no VirtualMachine, VirtualMachineInstance, migration or "
+    "ControllerRevision objects (it does not dump custom resources)",
+    "kubectl cluster-info dump holds no Lease objects",
+    "logs.txt has no capture-time prefix and no previous container instances",
+)
+NO_CONTROLLER_LOGS = (
+    "no virt-controller logs in this dump: dump the KubeVirt namespace too "
+    "(--namespaces kubevirt,<vm-ns> or -A)"
+)
+
+
+def find_root(tree: BundleTree) -> str | None:
+    """The directory holding ``nodes.json`` next to at least one ``<ns>/pods.json``."""
+    files = set(tree.files)
+    for relative in tree.files:
+        if relative.rsplit("/", 1)[-1] != "nodes.json" or relative.count("/") > MAX_DEPTH:
+            continue
+        root = relative.rsplit("/", 1)[0] if "/" in relative else ""
+        prefix = f"{root}/" if root else ""
+        if any(f.startswith(prefix) and f.endswith("/pods.json") for f in files):
+            return root
+    return None
+
+
+def read_cluster_dump(builder: EvidenceBuilder, root: str) -> Evidence:
+    for relative, parts in files_under(builder, root):
+        if parts == ["nodes.json"]:
+            builder.add_manifest(relative, NODE, from_list=True)
+        elif len(parts) == 2 and parts[1] in _LISTS:
+            builder.add_manifest(relative, _LISTS[parts[1]], from_list=True)
+        elif len(parts) == 3 and parts[2] == "logs.txt":
+            builder.add_log(relative, source_from_path(relative), prefixed=False)
+    builder.missing.extend(CLUSTER_DUMP_GAPS)
+    if not any((log.info.pod or "").startswith("virt-controller") for log in builder.logs):
+        builder.missing.append(NO_CONTROLLER_LOGS)
+    return builder.build("cluster-info-dump", "low")

@@ -1,0 +1,129 @@
+"""kvtrace's own bundle (docs/bundle-format.md): manifest.json, objects/ and logs/."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from kvtrace.errors import InputError
+from kvtrace.sources.builder import EvidenceBuilder, parse_instant
+from kvtrace.sources.layouts.inspect import files_under
+from kvtrace.sources.model import Evidence
+from kvtrace.sources.objects import PLURAL_KINDS
+from kvtrace.sources.safety import BundleTree, read_capped
+from parsers.paths import source_from_path
+from parsers.records import SourceInfo
+
+MANIFEST = "manifest.json"
+MANIFEST_KIND = "BundleManifest"
+FORMAT_VERSION = 1
+_MANIFEST_CAP = 64 * 1024 * 1024
+
+
+def find_manifest(tree: BundleTree) -> tuple[str, dict[str, Any]] | None:
+    """``(root, manifest)`` for a ``manifest.json`` of kind BundleManifest at depth 0 or 1."""
+    for relative in tree.files:
+        if relative.rsplit("/", 1)[-1] != MANIFEST or relative.count("/") > 1:
+            continue
+        manifest = _load(tree, relative)
+        if manifest is not None and manifest.get("kind") == MANIFEST_KIND:
+            return (relative.rsplit("/", 1)[0] if "/" in relative else ""), manifest
+    return None
+
+
+def _load(tree: BundleTree, relative: str) -> dict[str, Any] | None:
+    try:
+        loaded = orjson.loads(read_capped(tree.root / relative, _MANIFEST_CAP, relative))
+    except (OSError, orjson.JSONDecodeError, InputError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def read_kvtrace_bundle(builder: EvidenceBuilder, root: str, manifest: dict[str, Any]) -> Evidence:
+    _check_version(builder, manifest)
+    builder.manifest = manifest
+    builder.captured_at = parse_instant(manifest.get("capturedAt"))
+    version = manifest.get("kubevirtVersion")
+    builder.kubevirt_version = version if isinstance(version, str) and version else None
+    prefix = f"{root}/" if root else ""
+    listed_objects = _read_collected(builder, prefix, manifest)
+    listed_logs = _read_logs(builder, prefix, manifest)
+    _read_unlisted(builder, root, listed_objects | listed_logs)
+    builder.missing.extend(_missing(manifest))
+    return builder.build("kvtrace", "full")
+
+
+def _check_version(builder: EvidenceBuilder, manifest: dict[str, Any]) -> None:
+    version = manifest.get("formatVersion", FORMAT_VERSION)
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise InputError(
+            f"{builder.tree.origin}: bundle formatVersion {version!r} is newer than this kvtrace "
+            f"reads ({FORMAT_VERSION}); upgrade kvtrace"
+        )
+
+
+def _entries(manifest: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    value = manifest.get(key)
+    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
+
+
+def _read_collected(builder: EvidenceBuilder, prefix: str, manifest: dict[str, Any]) -> set[str]:
+    listed: set[str] = set()
+    files = set(builder.tree.files)
+    for entry in _entries(manifest, "collected"):
+        relative = prefix + str(entry.get("file", ""))
+        listed.add(relative)
+        if relative not in files:
+            builder.skip(relative, "listed in manifest.json but absent from the bundle")
+            continue
+        kind = entry.get("kind")
+        builder.add_manifest(relative, kind if isinstance(kind, str) else None, from_list=True)
+    return listed
+
+
+def _read_logs(builder: EvidenceBuilder, prefix: str, manifest: dict[str, Any]) -> set[str]:
+    listed: set[str] = set()
+    files = set(builder.tree.files)
+    for entry in _entries(manifest, "logs"):
+        relative = prefix + str(entry.get("file", ""))
+        listed.add(relative)
+        if relative not in files:
+            builder.skip(relative, "listed in manifest.json but absent from the bundle")
+            continue
+        builder.add_log(
+            relative, _log_source(relative, entry), entry.get("timestamps") is not False
+        )
+    return listed
+
+
+def _log_source(relative: str, entry: dict[str, Any]) -> SourceInfo:
+    def text(key: str) -> str | None:
+        value = entry.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return SourceInfo(relative, text("pod"), text("namespace"), text("container"), text("instance"))
+
+
+def _read_unlisted(builder: EvidenceBuilder, root: str, listed: set[str]) -> None:
+    """Files the manifest does not mention are still evidence: read them by their path."""
+    for relative, parts in files_under(builder, root):
+        if relative in listed:
+            continue
+        if parts[0] == "objects" and len(parts) == 2:
+            stem = parts[1].split(".", 1)[0]
+            if stem in PLURAL_KINDS:
+                builder.add_manifest(relative, PLURAL_KINDS[stem], from_list=True)
+        elif parts[0] == "logs" and len(parts) == 5:
+            builder.add_log(relative, source_from_path(relative), prefixed=True)
+
+
+def _missing(manifest: dict[str, Any]) -> list[str]:
+    sentences = []
+    for entry in _entries(manifest, "missing"):
+        what = entry.get("kind") or entry.get("file") or "something"
+        where = f" in {entry['namespace']}" if entry.get("namespace") else ""
+        sentences.append(
+            f"{what}{where} was not collected: {entry.get('reason') or 'no reason given'}"
+        )
+    return sentences

@@ -1,0 +1,113 @@
+"""A plain directory or single file (inputs.md §3.7): each file is sniffed by content."""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from kvtrace.errors import UnsafeBundleError
+from kvtrace.sources.builder import EvidenceBuilder
+from kvtrace.sources.layouts.inspect import add_events_table
+from kvtrace.sources.model import EVENT, LEASE, POD, REVISION, VM, VMI, Evidence
+from kvtrace.sources.objects import PLURAL_KINDS
+from kvtrace.sources.safety import open_capped
+from parsers.manifests import looks_like_events_table
+from parsers.paths import source_from_path
+
+SNIFF_BYTES = 64 * 1024
+_MANIFEST_LINE = re.compile(r"^(?:apiVersion|kind|items|metadata):|^- apiVersion:|^---\s*$")
+_OBJECT_KEYS = ("apiVersion", "metadata", "items")
+_EXPECTED_KINDS = (VM, VMI, POD, EVENT, REVISION, LEASE)
+
+MANIFEST, LOG, EVENTS, BINARY, EMPTY, DESCRIBE, HTML = (
+    "manifest",
+    "log",
+    "events",
+    "binary",
+    "empty",
+    "describe",
+    "html",
+)
+_SKIP_REASONS = {
+    BINARY: "binary file: not a log, YAML or JSON",
+    EMPTY: "empty file",
+    DESCRIBE: "kubectl describe output is not read; export the object with kubectl get -o yaml",
+    HTML: "HTML file: not evidence kvtrace reads",
+}
+
+
+def sniff(head: bytes) -> str:
+    """What the first bytes of a file look like: manifest, log, events table or a skip class."""
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    if not head.strip():
+        return EMPTY
+    if b"\x00" in head[:8192]:
+        return BINARY
+    text = head.decode("utf-8", errors="replace")
+    lines = [line for line in text.splitlines() if line.strip()]
+    first = lines[0].strip()
+    if first.lower().startswith(("<!doctype html", "<html")):
+        return HTML
+    if looks_like_events_table(text):
+        return EVENTS
+    if first.startswith("Name:") and any(line.startswith("Namespace:") for line in lines[:5]):
+        return DESCRIBE
+    if first.startswith(("{", "[")):
+        return _sniff_json(first)
+    return MANIFEST if any(_MANIFEST_LINE.match(line) for line in lines[:20]) else LOG
+
+
+def _sniff_json(first: str) -> str:
+    """Pretty JSON and lists are manifests; one complete object per line is a JSON log."""
+    if first in ("{", "[") or first.startswith(("[{", "[ {", "[]")):
+        return MANIFEST
+    try:
+        line = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return MANIFEST if '"apiVersion"' in first[:4096] else LOG
+    if isinstance(line, dict) and any(key in line for key in _OBJECT_KEYS):
+        return MANIFEST
+    return LOG
+
+
+def _head(builder: EvidenceBuilder, relative: str) -> bytes | None:
+    try:
+        with open_capped(builder.path(relative), builder.limits.max_log_bytes, relative) as stream:
+            return stream.read(SNIFF_BYTES)
+    except UnsafeBundleError as exc:
+        builder.skip(relative, str(exc))
+    except (OSError, EOFError) as exc:
+        builder.skip(relative, f"unreadable: {exc}")
+    return None
+
+
+def read_plain(builder: EvidenceBuilder) -> Evidence:
+    for relative in builder.tree.files:
+        head = _head(builder, relative)
+        if head is not None:
+            _route(builder, relative, sniff(head))
+    _note_gaps(builder)
+    return builder.build("plain", "low")
+
+
+def _route(builder: EvidenceBuilder, relative: str, what: str) -> None:
+    if what == MANIFEST:
+        stem = relative.rsplit("/", 1)[-1].split(".", 1)[0]
+        builder.add_manifest(relative, PLURAL_KINDS.get(stem))
+    elif what == EVENTS:
+        add_events_table(builder, relative, namespace=None)
+    elif what == LOG:
+        builder.add_log(relative, source_from_path(relative), prefixed=None)
+    else:
+        builder.skip(relative, _SKIP_REASONS[what])
+
+
+def _note_gaps(builder: EvidenceBuilder) -> None:
+    present = builder.index.by_kind()
+    absent = [kind for kind in _EXPECTED_KINDS if not present.get(kind)]
+    if absent:
+        builder.missing.append(f"no {', '.join(absent)} objects among these files")
+    if not builder.logs:
+        builder.missing.append("no log files among these files")
