@@ -22,7 +22,7 @@ from kvtrace.sources.safety import (
     open_capped,
     read_capped,
 )
-from parsers.manifests import load_manifests
+from parsers.manifests import ManifestError, load_manifests
 from parsers.records import SourceInfo
 from parsers.timestamps import parse_time
 
@@ -65,7 +65,10 @@ class EvidenceBuilder:
             return 0
         loaded = load_manifests(data, relative, default_kind)
         if loaded.error is not None:
-            self.skip(relative, f"not a readable manifest: {loaded.error}")
+            self.skip(
+                relative,
+                f"not a readable manifest{_position(loaded.error)}: {loaded.error.message}",
+            )
             return 0
         listed = len(loaded.objects) != 1 if from_list is None else from_list
         self.add_objects(loaded.objects, relative, listed)
@@ -113,6 +116,14 @@ class EvidenceBuilder:
             skipped=self.skipped,
             origin=self.tree.origin,
         )
+
+
+def _position(error: ManifestError) -> str:
+    if error.line is None:
+        return ""
+    return (
+        f" (line {error.line}, column {error.column})" if error.column else f" (line {error.line})"
+    )
 
 
 def _open_log(path: Path, cap: int, name: str) -> IO[bytes]:
