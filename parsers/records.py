@@ -112,6 +112,18 @@ class LogRecord:
     extra: tuple[tuple[str, str], ...] = ()
     stack: str | None = None
     raw: str = ""
+    pod_namespace: str | None = None  # namespace of the emitting pod, when a prefix names it
+    line_hint: int | None = None  # line number inside the original file (``grep -n`` prefix)
+
+
+class ParseError(ValueError):
+    """A bad line under ``policy="strict"``: names the source, the line and the outcome code."""
+
+    def __init__(self, source_id: str, line_no: int, reason: str) -> None:
+        super().__init__(f"{source_id}:{line_no}: {reason}")
+        self.source_id = source_id
+        self.line_no = line_no
+        self.reason = reason
 
 
 class LineTally(Counter[str]):
