@@ -20,8 +20,8 @@ from kvtrace.sources.safety import (
     open_capped,
     open_tree,
     safe_parts,
-    walk_directory,
 )
+from kvtrace.sources.walk import walk_directory
 
 
 def _add(

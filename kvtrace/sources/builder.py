@@ -15,13 +15,13 @@ from kvtrace.errors import UnsafeBundleError
 from kvtrace.sources.model import KUBEVIRT, Evidence, KubeObject, LogStream
 from kvtrace.sources.objects import ObjectIndex
 from kvtrace.sources.safety import (
-    BundleTree,
     Limits,
     check_decompressed_size,
     compression_of,
     open_capped,
     read_capped,
 )
+from kvtrace.sources.walk import BundleTree
 from parsers.manifests import ManifestError, load_manifests
 from parsers.records import SourceInfo
 from parsers.timestamps import parse_time

@@ -15,17 +15,17 @@ import io
 import lzma
 import os
 import shutil
-import stat
 import tarfile
 import tempfile
 import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
 from kvtrace.errors import InputError, UnsafeBundleError
+from kvtrace.sources.walk import BundleTree, is_inside, walk_directory
 
 KiB = 1024
 GiB = 1024**3
@@ -73,17 +73,6 @@ def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
 
 class SizeCapExceeded(UnsafeBundleError):
     """A decompressed stream grew past its cap (for example a gzip bomb)."""
-
-
-@dataclass
-class BundleTree:
-    """The regular files of a bundle, relative to ``root`` (POSIX paths, sorted)."""
-
-    root: Path
-    origin: str
-    files: list[str]
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    archive: str | None = None  # "gzip" | "bzip2" | "xz" | "tar" when extracted
 
 
 # --- sniffing -------------------------------------------------------------------------------
@@ -355,7 +344,7 @@ def _refused_type(member: tarfile.TarInfo) -> str | None:
 
 def _write_member(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, dest: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if not _inside(target.parent, dest):
+    if not is_inside(target.parent, dest):
         raise OSError(f"{target.parent} resolves outside the extraction directory")
     source = tar.extractfile(member)
     if source is None:
@@ -363,58 +352,3 @@ def _write_member(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, d
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     with source, os.fdopen(os.open(target, flags, 0o600), "wb") as out:
         shutil.copyfileobj(source, out, _CHUNK)
-
-
-def _inside(path: Path, root: Path) -> bool:
-    real, real_root = os.path.realpath(path), os.path.realpath(root)
-    return os.path.commonpath([real, real_root]) == real_root
-
-
-# --- directory walk -------------------------------------------------------------------------
-
-
-def walk_directory(root: Path) -> BundleTree:
-    """Regular files under ``root``; symlinks leaving it, devices and FIFOs are reported."""
-    tree = BundleTree(root=root, origin=str(root), files=[])
-
-    def unreadable(exc: OSError) -> None:
-        tree.skipped.append(
-            (_relative(Path(exc.filename or root), root), f"unreadable: {exc.strerror}")
-        )
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
-        here = Path(dirpath)
-        for name in sorted(dirnames):
-            if (here / name).is_symlink():
-                tree.skipped.append(
-                    (_relative(here / name, root), "symlinked directory not followed")
-                )
-        for name in sorted(filenames):
-            _classify_file(here / name, root, tree)
-    tree.files.sort()
-    return tree
-
-
-def _classify_file(path: Path, root: Path, tree: BundleTree) -> None:
-    relative = _relative(path, root)
-    try:
-        mode = path.lstat().st_mode
-        if stat.S_ISLNK(mode):
-            if not _inside(path, root):
-                tree.skipped.append((relative, "symlink pointing outside the bundle not followed"))
-                return
-            mode = path.stat().st_mode
-    except OSError as exc:
-        tree.skipped.append((relative, f"unreadable: {exc.strerror or exc}"))
-        return
-    if stat.S_ISREG(mode):
-        tree.files.append(relative)
-    else:
-        tree.skipped.append((relative, "not a regular file (device, FIFO or socket)"))
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)

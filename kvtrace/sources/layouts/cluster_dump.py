@@ -5,7 +5,7 @@ from __future__ import annotations
 from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.layouts.inspect import files_under
 from kvtrace.sources.model import EVENT, NODE, POD, Evidence
-from kvtrace.sources.safety import BundleTree
+from kvtrace.sources.walk import BundleTree
 from parsers.paths import source_from_path
 
 MAX_DEPTH = 2

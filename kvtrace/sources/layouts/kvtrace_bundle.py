@@ -11,7 +11,8 @@ from kvtrace.sources.builder import EvidenceBuilder, parse_instant
 from kvtrace.sources.layouts.inspect import files_under
 from kvtrace.sources.model import Evidence
 from kvtrace.sources.objects import PLURAL_KINDS
-from kvtrace.sources.safety import BundleTree, read_capped
+from kvtrace.sources.safety import read_capped
+from kvtrace.sources.walk import BundleTree
 from parsers.paths import source_from_path
 from parsers.records import SourceInfo
 

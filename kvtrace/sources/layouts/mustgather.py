@@ -5,7 +5,7 @@ from __future__ import annotations
 from kvtrace.sources.builder import EvidenceBuilder, collection_time
 from kvtrace.sources.layouts.inspect import read_inspect_root
 from kvtrace.sources.model import VM, VMI, Evidence
-from kvtrace.sources.safety import BundleTree
+from kvtrace.sources.walk import BundleTree
 
 MARKER = "kubevirt/must-gather"
 MAX_DEPTH = 4

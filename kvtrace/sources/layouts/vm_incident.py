@@ -8,7 +8,7 @@ from typing import Any
 from kvtrace.sources.builder import EvidenceBuilder, collection_time, parse_instant
 from kvtrace.sources.layouts.inspect import read_inspect_root
 from kvtrace.sources.model import Evidence
-from kvtrace.sources.safety import BundleTree
+from kvtrace.sources.walk import BundleTree
 from parsers.manifests import load_manifests
 
 SUMMARY = "incident-summary.yaml"
