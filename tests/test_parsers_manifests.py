@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from parsers.manifests import (
     AgeInterval,
@@ -197,3 +199,18 @@ def test_events_table_without_header_is_an_error_value() -> None:
 def test_no_resources_found_is_empty_not_an_error() -> None:
     table = parse_events_table("No resources found in shop-prod namespace.\n")
     assert table.rows == [] and table.errors == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400))
+def test_load_manifests_never_raises_on_any_bytes(data: bytes) -> None:
+    loaded = load_manifests(data, "fuzz")
+    assert all(isinstance(o, dict) for o in loaded.objects)
+    assert loaded.error is None or loaded.error.path == "fuzz"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_events_table_never_raises_on_any_text(text: str) -> None:
+    table = parse_events_table("LAST SEEN   TYPE   REASON   OBJECT   MESSAGE\n" + text)
+    assert all(row.line_no >= 2 for row in table.rows)

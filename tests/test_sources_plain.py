@@ -9,6 +9,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvtrace.errors import InputError
 from kvtrace.sources.bundle import NO_OBJECTS, open_bundle, open_logs
@@ -153,3 +155,9 @@ def test_open_bundle_missing_path_names_it_and_the_fix(tmp_path: Path) -> None:
     absent = tmp_path / "absent"
     with pytest.raises(InputError, match="absent: no such file"), open_bundle(absent):
         pass
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=300))
+def test_sniff_never_raises(head: bytes) -> None:
+    assert sniff(head) in {"manifest", "log", "events", "binary", "empty", "describe", "html"}

@@ -10,6 +10,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvtrace.errors import InputError, UnsafeBundleError
 from kvtrace.sources.bundle import open_bundle
@@ -211,3 +213,41 @@ def test_limits_from_env() -> None:
     assert (limits.max_members, limits.max_total_bytes) == (5, 1000)
     with pytest.raises(InputError, match="KVTRACE_MAX_MEMBERS"):
         Limits.from_env({"KVTRACE_MAX_MEMBERS": "lots"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    magic=st.sampled_from([b"", b"\x1f\x8b", b"\x1f\x8b\x08\x00", b"BZh9", b"\xfd7zXZ\x00"]),
+    tail=st.binary(max_size=600),
+)
+def test_damaged_single_files_never_crash(magic: bytes, tail: bytes) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        target = Path(scratch) / "blob"
+        target.write_bytes(magic + tail)
+        try:
+            with open_bundle(target) as evidence:
+                assert evidence.logs or evidence.skipped or evidence.objects  # never silent
+        except InputError as exc:
+            assert str(target) in str(exc)
+
+
+def test_damaged_gzip_log_inside_a_bundle_is_skipped(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    bundle.mkdir()
+    good = gzip.compress(b"line\n" * 1000)
+    (bundle / "cut.log.gz").write_bytes(good[: len(good) // 2])
+    (bundle / "ok.log").write_text("line\n")
+    with open_bundle(bundle) as evidence:
+        assert [log.info.source_id for log in evidence.logs] == ["ok.log"]
+        assert any(p == "cut.log.gz" for p, _ in evidence.skipped)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
+def test_unreadable_file_is_skipped(tmp_path: Path) -> None:
+    bundle = tmp_path / "b"
+    bundle.mkdir()
+    locked = bundle / "locked.log"
+    locked.write_text("x\n")
+    locked.chmod(0)
+    with open_bundle(bundle) as evidence:
+        assert any(p == "locked.log" and "unreadable" in r for p, r in evidence.skipped)

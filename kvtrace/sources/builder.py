@@ -15,6 +15,7 @@ from kvtrace.errors import UnsafeBundleError
 from kvtrace.sources.model import KUBEVIRT, Evidence, KubeObject, LogStream
 from kvtrace.sources.objects import ObjectIndex
 from kvtrace.sources.safety import (
+    DECODE_ERRORS,
     Limits,
     check_decompressed_size,
     compression_of,
@@ -49,8 +50,8 @@ class EvidenceBuilder:
             return read_capped(self.path(relative), self.limits.max_member_bytes, relative)
         except UnsafeBundleError as exc:
             self.skip(relative, str(exc))
-        except OSError as exc:
-            self.skip(relative, f"unreadable: {exc.strerror or exc}")
+        except DECODE_ERRORS as exc:
+            self.skip(relative, f"unreadable: {_why(exc)}")
         return None
 
     def skip(self, relative: str, reason: str) -> None:
@@ -94,11 +95,14 @@ class EvidenceBuilder:
         ``path`` overrides ``root / relative`` for files outside any bundle (``--log``).
         """
         path = path or self.path(relative)
-        reason = check_decompressed_size(path, self.limits.max_log_bytes, relative)
+        try:
+            reason = check_decompressed_size(path, self.limits.max_log_bytes, relative)
+            plain = compression_of(path) is None
+        except OSError as exc:
+            reason = f"unreadable: {_why(exc)}"
         if reason is not None:
             self.skip(relative, reason)
             return
-        plain = compression_of(path) is None
         opener = functools.partial(_open_log, path, self.limits.max_log_bytes, relative)
         self.logs.append(LogStream(info, opener, prefixed, path if plain else None))
 
@@ -116,6 +120,10 @@ class EvidenceBuilder:
             skipped=self.skipped,
             origin=self.tree.origin,
         )
+
+
+def _why(exc: BaseException) -> str:
+    return str(getattr(exc, "strerror", None) or exc)
 
 
 def _position(error: ManifestError) -> str:

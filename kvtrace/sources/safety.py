@@ -32,6 +32,9 @@ GiB = 1024**3
 _CHUNK = 256 * KiB
 _TAR_BLOCK = 512
 
+# What reading a damaged or unreadable (compressed) file can raise.
+DECODE_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+
 ENV_MAX_MEMBERS = "KVTRACE_MAX_MEMBERS"
 ENV_MAX_BUNDLE_BYTES = "KVTRACE_MAX_BUNDLE_BYTES"
 ENV_MAX_MEMBER_BYTES = "KVTRACE_MAX_MEMBER_BYTES"
@@ -103,7 +106,7 @@ def is_tar(path: Path) -> bool:
     try:
         with _decompressed(path) as stream:
             block = stream.read(_TAR_BLOCK)
-    except (OSError, EOFError, zlib.error, lzma.LZMAError):
+    except DECODE_ERRORS:
         return False
     return len(block) == _TAR_BLOCK and block[257:262] == b"ustar"
 
@@ -175,7 +178,7 @@ def check_decompressed_size(path: Path, cap: int, name: str) -> str | None:
                 pass
     except SizeCapExceeded as exc:
         return str(exc)
-    except (OSError, EOFError, zlib.error, lzma.LZMAError) as exc:
+    except DECODE_ERRORS as exc:
         return f"damaged compressed file: {exc}"
     return None
 
@@ -244,9 +247,7 @@ def extract_tar(archive: Path, dest: Path, limits: Limits) -> list[tuple[str, st
             with tarfile.open(fileobj=io.BufferedReader(counted, _CHUNK), mode="r|") as tar:
                 for member in tar:
                     _extract_member(tar, member, dest, budget, skipped)
-        except (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, OSError) as exc:
-            if isinstance(exc, UnsafeBundleError):
-                raise
+        except (tarfile.TarError, *DECODE_ERRORS) as exc:
             _damaged(archive, budget.members, exc, skipped)
     return skipped
 

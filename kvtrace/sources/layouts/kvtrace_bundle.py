@@ -11,7 +11,7 @@ from kvtrace.sources.builder import EvidenceBuilder, parse_instant
 from kvtrace.sources.layouts.inspect import files_under
 from kvtrace.sources.model import Evidence
 from kvtrace.sources.objects import PLURAL_KINDS
-from kvtrace.sources.safety import read_capped
+from kvtrace.sources.safety import DECODE_ERRORS, read_capped
 from kvtrace.sources.walk import BundleTree
 from parsers.paths import source_from_path
 from parsers.records import SourceInfo
@@ -36,7 +36,7 @@ def find_manifest(tree: BundleTree) -> tuple[str, dict[str, Any]] | None:
 def _load(tree: BundleTree, relative: str) -> dict[str, Any] | None:
     try:
         loaded = orjson.loads(read_capped(tree.root / relative, _MANIFEST_CAP, relative))
-    except (OSError, orjson.JSONDecodeError, InputError):
+    except (*DECODE_ERRORS, orjson.JSONDecodeError, InputError):
         return None
     return loaded if isinstance(loaded, dict) else None
 

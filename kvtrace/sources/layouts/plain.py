@@ -11,7 +11,7 @@ from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.layouts.inspect import add_events_table
 from kvtrace.sources.model import EVENT, LEASE, POD, REVISION, VM, VMI, Evidence
 from kvtrace.sources.objects import PLURAL_KINDS
-from kvtrace.sources.safety import open_capped
+from kvtrace.sources.safety import DECODE_ERRORS, open_capped
 from parsers.manifests import looks_like_events_table
 from parsers.paths import source_from_path
 
@@ -78,7 +78,7 @@ def _head(builder: EvidenceBuilder, relative: str) -> bytes | None:
             return stream.read(SNIFF_BYTES)
     except UnsafeBundleError as exc:
         builder.skip(relative, str(exc))
-    except (OSError, EOFError) as exc:
+    except DECODE_ERRORS as exc:
         builder.skip(relative, f"unreadable: {exc}")
     return None
 
@@ -95,7 +95,11 @@ def read_plain(builder: EvidenceBuilder) -> Evidence:
 def _route(builder: EvidenceBuilder, relative: str, what: str) -> None:
     if what == MANIFEST:
         stem = relative.rsplit("/", 1)[-1].split(".", 1)[0]
-        builder.add_manifest(relative, PLURAL_KINDS.get(stem))
+        before = len(builder.skipped)
+        if builder.add_manifest(relative, PLURAL_KINDS.get(stem)) == 0 and (
+            len(builder.skipped) == before
+        ):
+            builder.skip(relative, "looks like YAML/JSON but holds no Kubernetes objects")
     elif what == EVENTS:
         add_events_table(builder, relative, namespace=None)
     elif what == LOG:
