@@ -279,7 +279,7 @@ def looks_like_events_table(text: str) -> bool:
 def parse_events_table(text: str, path: str = "<events>") -> EventsTable:
     """Split rows by the header's character offsets (messages contain spaces)."""
     table = EventsTable()
-    lines = text.splitlines()
+    lines = text.split("\n")  # not splitlines(): line numbers must match the file's
     header_at = next((i for i, line in enumerate(lines) if line.strip()), None)
     if header_at is None or not looks_like_events_table(lines[header_at]):
         if header_at is not None and not lines[header_at].startswith("No resources found"):

@@ -161,3 +161,16 @@ def test_open_bundle_missing_path_names_it_and_the_fix(tmp_path: Path) -> None:
 @given(st.binary(max_size=300))
 def test_sniff_never_raises(head: bytes) -> None:
     assert sniff(head) in {"manifest", "log", "events", "binary", "empty", "describe", "html"}
+
+
+def test_same_kind_from_another_api_group_is_ignored(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "vms.yaml").write_text(
+        "apiVersion: vmoperator.vmware.com/v1alpha1\nkind: VirtualMachine\nmetadata: {name: a}\n"
+        "---\napiVersion: kubevirt.io/v1\nkind: VirtualMachine\nmetadata: {name: b, uid: u}\n"
+        "---\napiVersion: events.k8s.io/v1\nkind: Event\nmetadata: {name: e}\n"
+    )
+    with open_bundle(root) as evidence:
+        assert [vm.name for vm in evidence.of_kind("VirtualMachine")] == ["b"]
+        assert evidence.of_kind(EVENT) == []

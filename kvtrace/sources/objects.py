@@ -33,6 +33,20 @@ PLURAL_KINDS = {
     "nodes": NODE,
 }
 USED_KINDS = frozenset(PLURAL_KINDS.values())
+# The API group each used kind must come from: a VMware ``VirtualMachine`` or an
+# ``events.k8s.io`` Event (another shape) is not what kvtrace reads. No apiVersion is accepted.
+KIND_GROUPS = {
+    VM: "kubevirt.io",
+    VMI: "kubevirt.io",
+    VMIM: "kubevirt.io",
+    KUBEVIRT: "kubevirt.io",
+    POD: "",
+    EVENT: "",
+    NODE: "",
+    ENDPOINTS: "",
+    LEASE: "coordination.k8s.io",
+    REVISION: "apps",
+}
 NO_UID = "no_uid"
 
 
@@ -61,7 +75,7 @@ class ObjectIndex:
         Objects of kinds kvtrace does not use are ignored (None, no noise).
         """
         kind = body.get("kind")
-        if kind not in USED_KINDS:
+        if kind not in USED_KINDS or not _from_expected_group(str(kind), body):
             return None
         candidate = _kube_object(str(kind), body, seen_in)
         if candidate is None:
@@ -89,6 +103,11 @@ class ObjectIndex:
         for objects in grouped.values():
             objects.sort(key=_sort_key)
         return dict(sorted(grouped.items()))
+
+
+def _from_expected_group(kind: str, body: dict[str, Any]) -> bool:
+    api_version = body.get("apiVersion")
+    return not api_version or api_group(api_version) == KIND_GROUPS[kind]
 
 
 def _kube_object(kind: str, body: dict[str, Any], seen_in: str) -> KubeObject | None:

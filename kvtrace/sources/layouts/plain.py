@@ -46,7 +46,9 @@ def sniff(head: bytes) -> str:
     if b"\x00" in head[:8192]:
         return BINARY
     text = head.decode("utf-8", errors="replace")
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line.rstrip("\r") for line in text.split("\n") if line.strip()]
+    if not lines:
+        return BINARY  # only control characters such as \x1c
     first = lines[0].strip()
     if first.lower().startswith(("<!doctype html", "<html")):
         return HTML
