@@ -24,15 +24,17 @@ from parsers.records import (
 )
 from parsers.stack import continues_block, starts_block
 
-_ANNOTATION = re.compile(r"\d{4}-\d\d-\d\d[T ][\d:.]+Z?:?\s*")
-_DUMP = re.compile(r"==== (START|END) logs for container (\S+) of pod ([^/\s]+)/(\S+) ====\s*")
-_HEADER = re.compile(r"Pod name: (\S+)\s.*Pod phase: ")
+_ANNOTATION = re.compile(r"\d{4}-\d\d-\d\d[T ][\d:.]+Z?:?\s*", re.ASCII)
+_DUMP = re.compile(
+    r"==== (START|END) logs for container (\S+) of pod ([^/\s]+)/(\S+) ====\s*", re.ASCII
+)
+_HEADER = re.compile(r"Pod name: (\S+)\s.*Pod phase: ", re.ASCII)
 _JSON_HINTS = ('"level"', '"component"', '"msg"', '"timestamp"')
 _STERN = (
-    re.compile(r"([a-z0-9][-a-z0-9.]*) ([a-z0-9][-a-z0-9.]*) ([a-z0-9][-a-z0-9]*) "),
-    re.compile(r"()([a-z0-9][-a-z0-9.]*) ([a-z0-9][-a-z0-9]*) "),
+    re.compile(r"([a-z0-9][-a-z0-9.]*) ([a-z0-9][-a-z0-9.]*) ([a-z0-9][-a-z0-9]*) ", re.ASCII),
+    re.compile(r"()([a-z0-9][-a-z0-9.]*) ([a-z0-9][-a-z0-9]*) ", re.ASCII),
 )
-_STERN_SHORT_TIME = re.compile(r"(\d\d-\d\d \d\d:\d\d:\d\d) ")
+_STERN_SHORT_TIME = re.compile(r"(\d\d-\d\d \d\d:\d\d:\d\d) ", re.ASCII)
 
 
 def json_body(body: str, *, prefixed: bool) -> Draft:

@@ -21,13 +21,15 @@ _SEVERITY = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}
 KLOG = re.compile(
     r"(?P<sev>[IWEF])(?P<mmdd>\d{4}) (?P<t>\d\d:\d\d:\d\d\.\d{6})\s+(?P<tid>\d+) "
     r"(?P<file>[^ :\]]+):(?P<line>\d+)\] ?(?P<msg>.*)",
-    re.DOTALL,
+    re.DOTALL | re.ASCII,
 )
-STDLOG = re.compile(r"(?P<t>\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?) (?P<msg>.*)", re.DOTALL)
-_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"')
-_PAIR = re.compile(r'\s*([\w.-]+)=("(?:[^"\\]|\\.)*"|<$|\S*)')
+STDLOG = re.compile(
+    r"(?P<t>\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?) (?P<msg>.*)", re.DOTALL | re.ASCII
+)
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.ASCII)
+_PAIR = re.compile(r'\s*([\w.-]+)=("(?:[^"\\]|\\.)*"|<$|\S*)', re.ASCII)
 # Leader election names its lock as <ns>/<name> (§1.4).
-_LOCK = re.compile(r"(?:lease|lock) (?P<lock>[a-z0-9.-]+/[a-z0-9.-]+)")
+_LOCK = re.compile(r"(?:lease|lock) (?P<lock>[a-z0-9.-]+/[a-z0-9.-]+)", re.ASCII)
 
 
 def unquote(token: str) -> str:

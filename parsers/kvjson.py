@@ -31,18 +31,22 @@ _LEVELS = {
     "panic": "fatal",
     "debug": "info",  # KubeVirt has no debug level; libvirt debug lines are relayed as info
 }
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_UUID = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", re.ASCII
+)
 _REDACTION_MARKS = ("…", "...", "redacted", "REDACTED")
 
 # Strings (possibly unterminated at the end of the text) and brackets outside strings.
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*("?)|[{}\[\]]', re.DOTALL)
-_TRAILING_COMMA = re.compile(r",\s*(?=[}\]])")
-_KUBELET_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) ")
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*("?)|[{}\[\]]', re.DOTALL | re.ASCII)
+_TRAILING_COMMA = re.compile(r",\s*(?=[}\]])", re.ASCII)
+_KUBELET_TIME = re.compile(
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) ", re.ASCII
+)
 _SMART = str.maketrans({"\u00a0": " ", "“": '"', "”": '"', "„": '"', "″": '"', "‘": "'", "’": "'"})
 _SALVAGE = re.compile(
     r'"(level|timestamp|pos|msg|name|namespace|uid|reason|component|kind)"\s*:\s*'
     r'"((?:[^"\\]|\\.)*)',
-    re.DOTALL,
+    re.DOTALL | re.ASCII,
 )
 
 

@@ -16,7 +16,7 @@ from parsers.kvjson import draft_from_object
 
 SHAPE = "logfmt"
 ERA_FLAG = "era=logfmt"
-_PAIR = re.compile(r'(?:^|\s)([A-Za-z_][\w.-]*)=("(?:[^"\\]|\\.)*"?|\S*)')
+_PAIR = re.compile(r'(?:^|\s)([A-Za-z_][\w.-]*)=("(?:[^"\\]|\\.)*"?|\S*)', re.ASCII)
 
 
 def looks_like_logfmt(body: str) -> bool:

@@ -15,20 +15,23 @@ from parsers.paths import source_from_path
 from parsers.records import Timestamp
 from parsers.timestamps import parse_time
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]", re.ASCII)
 _BOM = "\ufeff"
 # Kubelet `--timestamps` prefix, optionally followed by the CRI `<stream> <tags> ` fields.
 TIME_PREFIX = re.compile(
     r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d))"
-    r"(?: (?:(stdout|stderr) ([^ ]*)(?: |$))?|$)"
+    r" (?:(stdout|stderr) ([FP])(?::[^ ]*)?(?: |$))?",
+    re.ASCII,
 )
-_KUBECTL = re.compile(r"\[pod/([^/\]]+)/([^\]]+)\] ")
-_PATH = re.compile(r"([^\s:]+):(?:(\d+):)?")
-_PATH_SUFFIX = re.compile(r"\.(?:log(?:\.[\w-]+)*|gz|txt|jsonl|json)$")
-_FENCE = re.compile(r"\s*(?:`{3,}|~{3,})[\w+-]*\s*")
-_HTML_DAMAGE = re.compile(r"\s*</?(?:details|summary|pre|code|p|br)\b[^>]*>(?:[^<]*</summary>)?\s*")
-_LEAD = re.compile(r"(?:`+|\*\*|> ?|- )")
-_TAIL = re.compile(r"\s*(?:`+|\*\*)\s*$")
+_KUBECTL = re.compile(r"\[pod/([^/\]]+)/([^\]]+)\] ", re.ASCII)
+_PATH = re.compile(r"([^\s:]+):(?:(\d+):)?", re.ASCII)
+_PATH_SUFFIX = re.compile(r"\.(?:log(?:\.[\w-]+)*|gz|txt|jsonl|json)$", re.ASCII)
+_FENCE = re.compile(r"\s*(?:`{3,}|~{3,})[\w+-]*\s*", re.ASCII)
+_HTML_DAMAGE = re.compile(
+    r"\s*</?(?:details|summary|pre|code|p|br)\b[^>]*>(?:[^<]*</summary>)?\s*", re.ASCII
+)
+_LEAD = re.compile(r"(?:`+|\*\*|> ?|- )", re.ASCII)
+_TAIL = re.compile(r"\s*(?:`+|\*\*)\s*$", re.ASCII)
 
 
 @dataclass(slots=True)
@@ -130,7 +133,7 @@ def peel_time_prefix(peeled: Peeled) -> bool:
     peeled.body = peeled.body[match.end() :]
     if match.group(2) is not None:
         peeled.cri_stream = match.group(2)
-        peeled.cri_partial = match.group(3).split(":", 1)[0] == "P"
+        peeled.cri_partial = match.group(3) == "P"
         peeled.prefixes.append("cri")
     else:
         peeled.prefixes.append("kubelet")

@@ -12,10 +12,10 @@ import re
 
 PANIC_SHAPE = "panic"
 _STARTS = ("goroutine ", "panic: ", "fatal error: ")
-_GOROUTINE = re.compile(r"goroutine \d+ \[")
+_GOROUTINE = re.compile(r"goroutine \d+ \[", re.ASCII)
 _CONTINUES = ("created by ", "[signal ", "\t")
-_FRAME = re.compile(r"[\w./*()-]+\(.*\)")
-_FILE_LINE = re.compile(r"\s*/?[\w./@-]+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?")
+_FRAME = re.compile(r"[\w./*()-]+\(.*\)", re.ASCII)
+_FILE_LINE = re.compile(r"\s*/?[\w./@-]+\.(?:go|s):\d+(?: \+0x[0-9a-f]+)?", re.ASCII)
 CLOSE_VALUE = " >"
 
 

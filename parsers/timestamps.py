@@ -29,12 +29,19 @@ _KLOG_FLAGS: tuple[str, ...] = (YEAR_INFERRED, TZ_ASSUMED)
 _ISO = re.compile(
     r"(\d{4})-(\d\d)-(\d\d)[Tt ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?"
     r" ?(?P<zone>[Zz]|[+-]\d\d(?::?\d\d)?|UTC|GMT)?"
-    r"(?: [A-Z]{2,5})?(?: m=[+-][\d.]+)?"
+    r"(?: [A-Z]{2,5})?(?: m=[+-][\d.]+)?",
+    re.ASCII,
 )
 # Go standard-library log: `2019/06/03 14:52:17`, optionally with microseconds. Local time.
-_STDLOG = re.compile(r"(\d{4})/(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?")
-_KLOG_HMS = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d+))?")
-_DATEUTIL_SHAPE = re.compile(r"\d{4}.*\d\d?:\d\d|\d\d?:\d\d.*\d{4}")
+_STDLOG = re.compile(r"(\d{4})/(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?", re.ASCII)
+_KLOG_HMS = re.compile(r"(\d\d):(\d\d):(\d\d)(?:\.(\d+))?", re.ASCII)
+# dateutil fills missing fields from today: only hand it texts with a day, a month name, a
+# year and a clock (RFC 1123, ctime and the like).
+_DATEUTIL_SHAPE = re.compile(
+    r"(?=.*\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)"
+    r"(?=.*(?:^|[\s,])\d{1,2}(?:st|nd|rd|th)?[\s,])(?=.*\b\d{4}\b)(?=.*\b\d\d?:\d\d:\d\d\b)",
+    re.ASCII | re.IGNORECASE,
+)
 
 
 def resolution_for(fraction_digits: int) -> int:
@@ -98,7 +105,7 @@ def _from_match(groups: tuple[str | None, ...], zone: str | None) -> Timestamp |
 
 def _with_dateutil(text: str) -> Timestamp | None:
     """Last resort for odd but dated forms (RFC 1123 and the like). Never guesses a date."""
-    if not _DATEUTIL_SHAPE.search(text):
+    if not text.isascii() or not _DATEUTIL_SHAPE.match(text):
         return None
     from dateutil import parser as dateutil_parser  # the one home of dateutil (STYLE.md)
 
