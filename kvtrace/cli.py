@@ -21,28 +21,35 @@ def cli() -> None:
 cli.add_command(timeline_command)
 
 
-def main() -> None:
-    """Entry point: typed errors become one clear line and an exit code, never a traceback."""
+def run(argv: list[str] | None = None) -> int:
+    """Run one command; typed errors become one clear line and an exit code, never a traceback."""
     try:
-        code = cli.main(prog_name="kvtrace", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="kvtrace", standalone_mode=False)
     except KvtraceError as err:
         click.echo(f"error: {err}", err=True)
-        sys.exit(err.exit_code)
+        return err.exit_code
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        sys.exit(EXIT_ERROR)
+        return EXIT_ERROR
     except click.ClickException as err:
         err.show()
-        sys.exit(err.exit_code)
+        return err.exit_code
     except BrokenPipeError:
-        sys.stderr.close()
-        sys.exit(0)
-    except Exception as err:  # noqa: BLE001 - last line of defence: no tracebacks for users
+        return 0
+    except Exception as err:  # last line of defence: no tracebacks for users
         if os.environ.get("KVTRACE_DEBUG"):
             raise
-        click.echo(f"internal error: {type(err).__name__}: {err} (set KVTRACE_DEBUG=1 for details; please report)", err=True)
-        sys.exit(EXIT_ERROR)
-    sys.exit(code if isinstance(code, int) else 0)
+        click.echo(
+            f"internal error: {type(err).__name__}: {err} "
+            "(set KVTRACE_DEBUG=1 for details; please report)",
+            err=True,
+        )
+        return EXIT_ERROR
+    return code if isinstance(code, int) else 0
+
+
+def main() -> None:
+    sys.exit(run())
 
 
 if __name__ == "__main__":

@@ -77,18 +77,20 @@ def order(rows: list[TimelineRow]) -> list[TimelineRow]:
 
 
 def _overlaps(a: TimelineRow, b: TimelineRow) -> bool:
-    if not a.time or not b.time:
+    """Intervals intersect and the two rows do not share one instant of one clock."""
+    if not a.time or not b.time or a.time.at == b.time.at:
         return False
-    if a.time.resolution_us == b.time.resolution_us == 1 and a.source == b.source:
-        return False
-    return a.time.at < b.time.end and b.time.at < a.time.end and a.time.at != b.time.at
+    return a.time.at < b.time.end and b.time.at < a.time.end
 
 
 def _flag_uncertain(rows: list[TimelineRow], i: int) -> TimelineRow:
+    """A coarse (1 s) row whose interval holds another row's time: their order is unknown."""
     row = rows[i]
-    neighbours = rows[max(0, i - 1) : i] + rows[i + 1 : i + 2]
-    coarse = row.time is not None and row.time.resolution_us > 1
-    if coarse and any(_overlaps(row, other) for other in neighbours):
+    if row.time is None or row.time.resolution_us <= 1:
+        return row
+    later = (r for r in rows[i + 1 :] if r.time and r.time.at < row.time.end)
+    earlier = (r for r in reversed(rows[:i]) if r.time and r.time.end > row.time.at)
+    if any(_overlaps(row, other) for other in (*later, *earlier)):
         return replace(row, order_uncertain=True)
     return row
 

@@ -42,8 +42,18 @@ def display_delta(prev: Timestamp | None, cur: Timestamp | None) -> str:
     if seconds is None or prev is None or cur is None:
         return ""
     if max(prev.resolution_us, cur.resolution_us) >= 1_000_000:
-        return f"~+{round(seconds)}s"
+        return "~+" + _human(round(seconds))
+    if seconds >= 60:
+        return "+" + _human(int(seconds)) + f"{seconds % 1:.6f}"[1:]
     return f"+{seconds:.6f}"
+
+
+def _human(seconds: int) -> str:
+    """``9112`` → ``2h31m52s``; under a minute, ``52s``."""
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = (f"{hours}h" if hours else "") + (f"{minutes}m" if hours or minutes else "")
+    return text + f"{secs}s"
 
 
 def parse_window_bound(text: str | None, reference: datetime) -> datetime | None:
