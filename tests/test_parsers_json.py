@@ -24,7 +24,7 @@ def run(lines: list[str], **options: object) -> tuple[list[LogRecord], LineTally
 
 
 def only(lines: list[str], **options: object) -> LogRecord:
-    records, tally = run(lines, **options)
+    records, _ = run(lines, **options)
     assert len(records) == 1
     return records[0]
 
@@ -81,8 +81,10 @@ def test_reenqueue_line_keeps_the_key_in_msg_only() -> None:
 def test_warning_level_and_escaped_quotes() -> None:
     record = only([
         '{"component":"virt-controller","kind":"","level":"warning","msg":"Failed to parse memory '
-        'overhead annotation: strconv.ParseInt: parsing \\"29x\\": invalid syntax","name":"pg-main",'
-        '"namespace":"shop-prod","pos":"lifecycle.go:1175","timestamp":"2025-03-07T09:14:09.771503Z",'
+        'overhead annotation: strconv.ParseInt: parsing \\"29x\\": invalid '
+        'syntax","name":"pg-main",'
+        '"namespace":"shop-prod","pos":"lifecycle.go:1175","timestamp":"2025-03-07T09:14:09.771503'
+        'Z",'
         f'"uid":"{VMI_UID}"}}'
     ])  # fmt: skip
     assert record.level == "warning"
@@ -98,7 +100,8 @@ def test_levels_are_normalised_and_unknown_ones_flagged(
     level: str, normalised: str, flags: tuple[str, ...]
 ) -> None:
     record = only(
-        [f'{{"component":"virt-api","level":"{level}","msg":"m","timestamp":"2025-03-07T09:00:00.000001Z"}}']
+        [f'{{"component":"virt-api","level":"{level}","msg":"m","timestamp":"2025-03-07T09:00:00.0'
+         f'00001Z"}}']
     )  # fmt: skip
     assert record.level == normalised
     assert record.flags == flags
@@ -129,15 +132,25 @@ def test_libvirt_relay_line() -> None:
 def test_stdlib_adapter_line_keeps_ts_and_stays_info() -> None:
     record = only([
         '{"component":"virt-controller","level":"info","msg":"leaderelection lost",'
-        '"pos":"stdlib.go:105","timestamp":"2025-03-07T09:31:44.902311Z","ts":"2025/03/07 09:31:44"}'
+        '"pos":"stdlib.go:105","timestamp":"2025-03-07T09:31:44.902311Z","ts":"2025/03/07 '
+        '09:31:44"}'
     ])  # fmt: skip
-    assert (record.level, record.msg, record.pos) == ("info", "leaderelection lost", "stdlib.go:105")
+    assert (record.level, record.msg, record.pos) == (
+        "info",
+        "leaderelection lost",
+        "stdlib.go:105",
+    )
     assert record.extra == (("ts", "2025/03/07 09:31:44"),)
     assert record.time is not None and record.time.at.microsecond == 902311
 
 
 def test_ts_is_the_time_when_timestamp_is_missing() -> None:
-    record = only(['{"component":"virt-controller","level":"info","msg":"STARTING","ts":"2025/03/07 09:31:44"}'])
+    record = only(
+        [
+            '{"component":"virt-controller","level":"info","msg":"STARTING","ts":"2025/03/0'
+            '7 09:31:44"}'
+        ]
+    )
     assert record.time is not None
     assert record.time.at == datetime(2025, 3, 7, 9, 31, 44, tzinfo=UTC)
     assert record.time.resolution_us == 1_000_000
@@ -146,7 +159,10 @@ def test_ts_is_the_time_when_timestamp_is_missing() -> None:
 
 
 def test_msg_is_stripped_but_raw_is_not() -> None:
-    line = '{"level":"info","msg":"\\nline one\\nline two\\n","timestamp":"2025-03-07T09:00:00.000001Z"}'
+    line = (
+        '{"level":"info","msg":"\\nline one\\nline '
+        'two\\n","timestamp":"2025-03-07T09:00:00.000001Z"}'
+    )
     record = only([line])
     assert record.msg == "line one\nline two"
     assert record.raw == line
@@ -154,14 +170,18 @@ def test_msg_is_stripped_but_raw_is_not() -> None:
 
 def test_non_uuid_and_redacted_identities_are_flagged() -> None:
     record = only([
-        '{"level":"info","msg":"m","name":"pg-…","uid":"<redacted>","timestamp":"2025-03-07T09:00:00.000001Z"}'
+        '{"level":"info","msg":"m","name":"pg-…","uid":"<redacted>","timestamp":"2025-03-07T09:00:'
+        '00.000001Z"}'
     ])  # fmt: skip
     assert record.flags == ("uid_not_uuid", "redacted")
     assert (record.name, record.uid) == ("pg-…", "<redacted>")
 
 
 def test_same_message_ms_apart_is_two_records() -> None:
-    line = '{"level":"info","msg":"processed VirtualMachine shop-prod/pg-main","timestamp":"2025-03-07T09:00:00.00000%dZ"}'
+    line = (
+        '{"level":"info","msg":"processed VirtualMachine '
+        'shop-prod/pg-main","timestamp":"2025-03-07T09:00:00.00000%dZ"}'
+    )
     records, tally = run([line % 1, line % 2])
     assert [r.time.at.microsecond for r in records if r.time] == [1, 2]
     assert tally == {"record": 2}
@@ -192,7 +212,12 @@ def test_trailing_comma_after_removed_key() -> None:
 
 
 def test_junk_before_the_object() -> None:
-    records, tally = run(['ion{"component":"virt-controller","level":"info","msg":"m","timestamp":"2025-03-07T09:14:00.000001Z"}'])
+    records, tally = run(
+        [
+            'ion{"component":"virt-controller","level":"info","msg":"m","timestamp":'
+            '"2025-03-07T09:14:00.000001Z"}'
+        ]
+    )
     assert tally == {"record": 1}
     assert records[0].repairs == ("junk_prefix",)
     assert records[0].msg == "m"
@@ -217,7 +242,9 @@ def test_truncated_object_is_salvaged_as_partial() -> None:
 
 
 def test_invalid_but_closed_object_is_json_invalid_with_salvage() -> None:
-    records, tally = run(['{"level":"error","msg":"boom" "timestamp":"2025-03-07T09:14:00.000001Z"}'])
+    records, tally = run(
+        ['{"level":"error","msg":"boom" "timestamp":"2025-03-07T09:14:00.000001Z"}']
+    )
     assert tally == {"json_invalid": 1}
     assert records[0].flags == ("partial",)
     assert records[0].time is not None
@@ -230,7 +257,8 @@ def test_unsalvageable_object_emits_nothing_when_skipping() -> None:
 
 def test_rewrapped_object_over_several_lines_is_joined() -> None:
     records, tally = run([
-        '{"component":"virt-controller","level":"error","msg":"Reconciling failed","reason":"admission webhook denied the request:',
+        '{"component":"virt-controller","level":"error","msg":"Reconciling '
+        'failed","reason":"admission webhook denied the request:',
         "",
         "spec.domain.cpu.cores: must be greater than 0,",
         'spec.domain.memory.guest: required","timestamp":"2025-03-07T09:14:08.000001Z"}',

@@ -1,4 +1,4 @@
-"""klog text (inputs.md §1.4), Go std log (§1.5), old logfmt (§1.7) and klog year inference (§2.3)."""
+"""klog text (inputs.md §1.4), Go std log (§1.5), old logfmt (§1.7), klog years (§2.3)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def run(lines: list[str], **options: object) -> tuple[list[LogRecord], LineTally
 
 def test_klog_info_line_with_constructor_anchor() -> None:
     records, tally = run(
-        ["I0307 09:14:01.873390       1 leaderelection.go:271] successfully acquired lease kubevirt/virt-controller"],
+        ["I0307 09:14:01.873390       1 leaderelection.go:271] successfully acquired lease "
+         "kubevirt/virt-controller"],
         anchor=ANCHOR,
     )  # fmt: skip
     assert tally == {"record": 1}
@@ -39,7 +40,8 @@ def test_klog_severities_map_to_levels() -> None:
     records, _ = run(
         [
             "W0307 09:20:03.551920       1 reflector.go:484] watch of *v1.Pod ended with: an error",
-            'E0307 09:31:40.118734       1 leaderelection.go:448] error retrieving resource lock kubevirt/virt-controller: Get "https://10.96.0.1:443/x": context deadline exceeded',
+            'E0307 09:31:40.118734       1 leaderelection.go:448] error retrieving resource lock '
+            'kubevirt/virt-controller: Get "https://10.96.0.1:443/x": context deadline exceeded',
             "F0307 09:31:41.000000       1 main.go:12] cannot go on",
         ],
         anchor=ANCHOR,
@@ -49,7 +51,12 @@ def test_klog_severities_map_to_levels() -> None:
 
 
 def test_klog_without_any_anchor_is_time_partial_but_kept() -> None:
-    records, tally = run(["I0307 09:13:58.100214       1 leaderelection.go:257] attempting to acquire leader lease kubevirt/virt-controller..."])
+    records, tally = run(
+        [
+            "I0307 09:13:58.100214       1 leaderelection.go:257] attempting to "
+            "acquire leader lease kubevirt/virt-controller..."
+        ]
+    )
     assert tally == {"time_partial": 1}
     assert len(records) == 1
     assert records[0].time is None
@@ -77,7 +84,12 @@ def test_klog_december_to_january_file() -> None:
 
 
 def test_klog_behind_a_kubelet_prefix_takes_the_year_from_the_prefix() -> None:
-    records, tally = run(["2025-03-07T09:13:58.100251334Z I0307 09:13:58.100214       1 leaderelection.go:257] attempting"])
+    records, tally = run(
+        [
+            "2025-03-07T09:13:58.100251334Z I0307 09:13:58.100214       1 "
+            "leaderelection.go:257] attempting"
+        ]
+    )
     assert tally == {"record": 1}
     record = records[0]
     assert record.prefixes == ("kubelet",)
@@ -89,7 +101,9 @@ def test_klog_behind_a_kubelet_prefix_takes_the_year_from_the_prefix() -> None:
 
 def test_structured_klog_splits_msg_and_pairs() -> None:
     records, _ = run(
-        ['E0307 09:20:09.004411       1 reflector.go:166] "Unhandled Error" err="k8s.io/client-go/informers/factory.go:160: Failed to watch *v1.ControllerRevision: the server has asked for the client to provide credentials" logger="UnhandledError"'],
+        ['E0307 09:20:09.004411       1 reflector.go:166] "Unhandled Error" '
+         'err="k8s.io/client-go/informers/factory.go:160: Failed to watch *v1.ControllerRevision: '
+         'the server has asked for the client to provide credentials" logger="UnhandledError"'],
         anchor=ANCHOR,
     )  # fmt: skip
     record = records[0]
@@ -101,7 +115,8 @@ def test_structured_klog_splits_msg_and_pairs() -> None:
 def test_structured_klog_multiline_value_is_merged() -> None:
     records, tally = run(
         [
-            'I0307 09:20:10.000001       1 event.go:1] "Event occurred" object="kubevirt/x" details=<',
+            'I0307 09:20:10.000001       1 event.go:1] "Event occurred" object="kubevirt/x" '
+            "details=<",
             "\tfirst line of the value",
             "\t  second, indented",
             ' > reason="Later"',
@@ -130,7 +145,13 @@ def test_unterminated_multiline_value_is_flagged() -> None:
 
 
 def test_go_std_log_line() -> None:
-    records, tally = run(["2019/06/03 14:52:17 failed to build in-cluster client config: open /var/run/secrets/kubernetes.io/serviceaccount/token: no such file or directory"])
+    records, tally = run(
+        [
+            "2019/06/03 14:52:17 failed to build in-cluster client config: open "
+            "/var/run/secrets/kubernetes.io/serviceaccount/token: no such file or "
+            "directory"
+        ]
+    )
     assert tally == {"record": 1}
     record = records[0]
     assert (record.shape, record.level) == ("stdlog", "info")
@@ -142,7 +163,10 @@ def test_go_std_log_line() -> None:
 
 def test_logfmt_line_with_empty_kind() -> None:
     records, tally = run([
-        'level=error timestamp=2018-06-11T08:02:33.020007Z pos=vmi.go:301 component=virt-controller service=http namespace=lab name=cirros-a kind= uid=5d1e2f3a-6d4f-11e8-9c2d-525400a1b2c3 reason="pods \\"virt-launcher-cirros-a-\\" is forbidden" msg="Synchronizing the VM failed."'
+        'level=error timestamp=2018-06-11T08:02:33.020007Z pos=vmi.go:301 '
+        'component=virt-controller service=http namespace=lab name=cirros-a kind= '
+        'uid=5d1e2f3a-6d4f-11e8-9c2d-525400a1b2c3 reason="pods \\"virt-launcher-cirros-a-\\" is '
+        'forbidden" msg="Synchronizing the VM failed."'
     ])  # fmt: skip
     assert tally == {"record": 1}
     record = records[0]

@@ -24,7 +24,8 @@ CID = "7ac33af4d1fd184679f368d174b034525392be9800cf2b2214d1c7360bb4eea6"
          None),
         (f"must-gather.local.1/quay-io-x/namespaces/kubevirt/pods/{POD}/virt-controller/"
          "virt-controller/logs/current.log", POD, "kubevirt", "virt-controller", "current"),
-        (f"namespaces/kubevirt/pods/{POD}/virt-controller/virt-controller/logs/previous.insecure.log",
+        (f"namespaces/kubevirt/pods/{POD}/virt-controller/virt-controller/logs/previous.insecure.l"
+         "og",
          POD, "kubevirt", "virt-controller", "previous"),
         ("namespaces/shop-prod/core/pods/virt-launcher-pg-main-x7k2d/compute-previous.log",
          "virt-launcher-pg-main-x7k2d", "shop-prod", "compute", "previous"),

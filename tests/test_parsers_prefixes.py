@@ -1,4 +1,4 @@
-"""Prefixes in front of the body (inputs.md §1.3): kubelet, CRI, grep paths, kubectl, stern, ANSI."""
+"""Prefixes before the body (inputs.md §1.3): kubelet, CRI, grep paths, kubectl, stern, ANSI."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ from parsers.records import LineTally, LogRecord, SourceInfo
 UTC = timezone.utc
 POD = "virt-controller-7c9d5b6f4-h2xqm"
 CID = "7ac33af4d1fd184679f368d174b034525392be9800cf2b2214d1c7360bb4eea6"
-BODY = '{"component":"virt-controller","level":"info","msg":"m","timestamp":"2025-03-07T09:14:05.412208Z"}'
+BODY = (
+    '{"component":"virt-controller","level":"info","msg":"m","timestamp":"2025-03-07T09:14:05.4'
+    '12208Z"}'
+)
 
 
 def run(
@@ -58,7 +61,8 @@ def test_prefixed_empty_line_is_blank_not_annotation() -> None:
 
 def test_mid_line_kubelet_timestamp_is_repaired() -> None:
     line = (
-        '2025-03-07T09:14:05.412530871Z {"level":"error","msg":"very long text"2025-03-07T09:14:05.412999999Z '
+        '2025-03-07T09:14:05.412530871Z {"level":"error","msg":"very long '
+        'text"2025-03-07T09:14:05.412999999Z '
         ',"timestamp":"2025-03-07T09:14:05.412208Z"}'
     )
     records, tally = run([line])
@@ -76,9 +80,12 @@ def test_cri_full_line() -> None:
 
 def test_cri_partial_parts_join_per_stream() -> None:
     records, tally = run([
-        '2025-03-07T09:14:07.9182Z stderr P {"component":"virt-controller","level":"error","msg":"unable to patch vmi to update node affinity: ',
+        '2025-03-07T09:14:07.9182Z stderr P '
+        '{"component":"virt-controller","level":"error","msg":"unable to patch vmi to update node '
+        'affinity: ',
         "2025-03-07T09:14:07.91825Z stdout F plain stdout text",
-        '2025-03-07T09:14:07.918244Z stderr F …end of the text","name":"pg-main","pos":"vm.go:794","timestamp":"2025-03-07T09:14:07.917931Z"}',
+        '2025-03-07T09:14:07.918244Z stderr F …end of the '
+        'text","name":"pg-main","pos":"vm.go:794","timestamp":"2025-03-07T09:14:07.917931Z"}',
     ])  # fmt: skip
     assert tally == {"record": 1, "continuation": 1, "text_unknown": 1}
     record = records[0]
@@ -97,14 +104,17 @@ def test_cri_partial_without_final_part_is_truncated_at_close() -> None:
 
 
 GREP_CASES = [
-    (f"/var/log/containers/{POD}_kubevirt_virt-controller-{CID}.log:2025-03-07T09:14:05.412530871Z stderr F {BODY}",
+    (f"/var/log/containers/{POD}_kubevirt_virt-controller-{CID}.log:2025-03-07T09:14:05.412530871Z"
+     f" stderr F {BODY}",
      ("path", "cri"), POD, "virt-controller", "kubevirt", None),
     (f"{POD}_kubevirt_virt-controller-{CID}.log:2025-03-07T09:14:05.412530871Z stderr F {BODY}",
      ("path", "cri"), POD, "virt-controller", "kubevirt", None),
-    (f"/var/log/pods/kubevirt_{POD}_02e7bf08-8e0b-4331-babe-517634d9abae/virt-controller/2.log:2025-03-07T09:14:05.412530871Z stderr F {BODY}",
+    (f"/var/log/pods/kubevirt_{POD}_02e7bf08-8e0b-4331-babe-517634d9abae/virt-controller/2.log:202"
+     f"5-03-07T09:14:05.412530871Z stderr F {BODY}",
      ("path", "cri"), POD, "virt-controller", "kubevirt", None),
     (f"./kubevirt.{POD}.virt-controller.20250307.log.gz:{BODY}", ("path",), None, None, None, None),
-    (f"namespaces/kubevirt/pods/{POD}/virt-controller/virt-controller/logs/current.log:1187:2025-03-07T09:14:05.412530871Z {BODY}",
+    (f"namespaces/kubevirt/pods/{POD}/virt-controller/virt-controller/logs/current.log:1187:2025-0"
+     f"3-07T09:14:05.412530871Z {BODY}",
      ("path", "kubelet"), POD, "virt-controller", "kubevirt", 1187),
     (f"namespaces/shop-prod/core/pods/virt-launcher-pg-main-x7k2d/compute-current.log:{BODY}",
      ("path",), "virt-launcher-pg-main-x7k2d", "compute", "shop-prod", None),
@@ -132,9 +142,12 @@ def test_grep_path_prefix_names_the_pod(
 def test_grep_hit_list_mixes_pods_and_keeps_partials_apart() -> None:
     other = "virt-controller-7c9d5b6f4-wp8rz"
     records, tally = run([
-        f"/var/log/containers/{POD}_kubevirt_virt-controller-{CID}.log:2025-03-07T09:14:05Z stderr P {{\"level\":\"info\",",
-        f"/var/log/containers/{other}_kubevirt_virt-controller-{CID}.log:2025-03-07T09:14:05Z stderr F {BODY}",
-        f'/var/log/containers/{POD}_kubevirt_virt-controller-{CID}.log:2025-03-07T09:14:05Z stderr F "msg":"joined","timestamp":"2025-03-07T09:14:05.000001Z"}}',
+        f"/var/log/containers/{POD}_kubevirt_virt-controller-{CID}.log:2025-03-07T09:14:05Z "
+        f"stderr P {{\"level\":\"info\",",
+        f"/var/log/containers/{other}_kubevirt_virt-controller-{CID}.log:2025-03-07T09:14:05Z "
+        f"stderr F {BODY}",
+        f'/var/log/containers/{POD}_kubevirt_virt-controller-{CID}.log:2025-03-07T09:14:05Z '
+        f'stderr F "msg":"joined","timestamp":"2025-03-07T09:14:05.000001Z"}}',
     ])  # fmt: skip
     assert tally == {"record": 2, "continuation": 1}
     assert sorted((r.pod, r.msg) for r in records) == [(POD, "joined"), (other, "m")]
@@ -169,7 +182,11 @@ def test_stern_default_prefix(line: str, namespace: str | None, captured: dateti
     assert tally == {"record": 1}
     record = records[0]
     assert record.prefixes == ("stern",)
-    assert (record.pod, record.container, record.pod_namespace) == (POD, "virt-controller", namespace)
+    assert (record.pod, record.container, record.pod_namespace) == (
+        POD,
+        "virt-controller",
+        namespace,
+    )
     assert (record.captured_at.at if record.captured_at else None) == captured
     assert record.repairs == ()
 
@@ -189,7 +206,10 @@ def test_stern_with_ansi_colours() -> None:
 
 
 def test_stern_klog_body() -> None:
-    records, _ = run([f"{POD} virt-controller I0307 09:14:01.873390       1 leaderelection.go:271] ok"], anchor=datetime(2025, 3, 7, tzinfo=UTC))
+    records, _ = run(
+        [f"{POD} virt-controller I0307 09:14:01.873390       1 leaderelection.go:271] ok"],
+        anchor=datetime(2025, 3, 7, tzinfo=UTC),
+    )
     assert (records[0].shape, records[0].pod) == ("klog", POD)
 
 
@@ -203,7 +223,11 @@ def test_stern_json_envelope_is_unwrapped() -> None:
     assert tally == {"record": 1}
     record = records[0]
     assert record.prefixes == ("stern_json",)
-    assert (record.pod, record.container, record.pod_namespace) == (POD, "virt-controller", "kubevirt")
+    assert (record.pod, record.container, record.pod_namespace) == (
+        POD,
+        "virt-controller",
+        "kubevirt",
+    )
     assert (record.msg, record.component) == ("m", "virt-controller")
 
 

@@ -12,8 +12,8 @@ from parsers.timestamps import parse_klog_time, parse_time
 UTC = timezone.utc
 
 
-def at(*fields: int) -> datetime:
-    return datetime(*fields, tzinfo=UTC)
+def at(year: int, month: int, day: int, *clock: int) -> datetime:
+    return datetime(year, month, day, *clock, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,8 @@ def test_zoneless_forms_assume_utc_and_say_so(
 
 
 @pytest.mark.parametrize(
-    "text", [None, "", "null", '"null"', "~", "  ", "<unknown>", "not a time", "12", "2025-13-07T09:14:05Z",
+    "text", [None, "", "null", '"null"', "~", "  ", "<unknown>", "not a time", "12", "2025-13-07T0"
+                                                                                     "9:14:05Z",
              "2025-02-29T00:00:00Z", "2025-03-07T25:00:00Z", "2025-03-07T09:14:05+25:00",
              "0001-01-01T00:30:00+01:00", "２０２５-03-07T09:14:05.000000Z"],
 )  # fmt: skip
