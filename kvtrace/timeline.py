@@ -139,6 +139,15 @@ def _vms_named_in_logs(evidence: Evidence) -> set[str]:
     return names
 
 
+def _close_names(name: str, existing: list[str]) -> list[str]:
+    """Keys whose VM name is close to ``name`` (namespaces would make every key look alike)."""
+    by_name: dict[str, list[str]] = {}
+    for key in existing:
+        by_name.setdefault(key.split("/", 1)[-1], []).append(key)
+    close = difflib.get_close_matches(name, list(by_name), n=5, cutoff=0.7)
+    return [key for n in close for key in by_name[n]]
+
+
 def _not_found_message(
     evidence: Evidence, namespace: str, name: str, reports: list[SourceReport]
 ) -> str:
@@ -146,7 +155,7 @@ def _not_found_message(
     existing = known_vms(evidence, reports)
     where = evidence.origin or evidence.layout
     lines = [f"no VirtualMachine {wanted} in {where} (looked in VM/VMI objects and {len(reports)} log source(s))"]
-    close = difflib.get_close_matches(wanted, existing, n=5, cutoff=0.6)
+    close = _close_names(name, existing)
     if close:
         lines.append("close names: " + ", ".join(close))
     if existing:

@@ -1,0 +1,162 @@
+"""`kvtrace timeline` from the command line: outputs, errors, exit codes, input order."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kvtrace.cli import run
+from tests.conftest import SAMPLES
+
+BUNDLE = str(SAMPLES / "always-restart")
+LOGS = sorted((SAMPLES / "always-restart" / "logs").rglob("*.log"))
+
+
+def kvtrace(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = run(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_table_has_the_columns_and_a_summary(capsys):
+    code, out, err = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE)
+    assert code == 0 and err == ""
+    header = out.splitlines()[0].split()
+    assert header[:3] == ["TIME", "(UTC)", "ΔT"] and header[-1] == "POS"
+    assert "Started VM by creating the new virtual machine instance testvm" in out
+    assert "VMI incarnations: e0afd0b2, ef32cc57" in out
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_structured_output_is_a_kubectl_shaped_timeline(capsys, output):
+    code, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "-o", output)
+    doc = json.loads(out) if output == "json" else yaml.safe_load(out)
+    assert code == 0
+    assert doc["apiVersion"] == "kvtrace.io/v1alpha1" and doc["kind"] == "Timeline"
+    assert doc["metadata"]["name"] == "testvm" and doc["metadata"]["namespace"] == "default"
+    assert [i["pos"] for i in doc["items"] if i["category"] == "api"] == ["vm.go:1685", "vm.go:1341"]
+    assert {i["resolution"] for i in doc["items"] if i["category"] == "phase"} == {"1s"}
+
+
+def test_all_outputs_hold_the_same_rows(capsys):
+    counts = {}
+    for output in ("table", "wide", "json", "csv"):
+        _, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "-o", output)
+        if output == "json":
+            counts[output] = len(json.loads(out)["items"])
+        elif output == "csv":
+            counts[output] = len(list(csv.DictReader(io.StringIO(out))))
+        else:
+            counts[output] = len(out.split("\n\n")[0].splitlines()) - 1
+    assert len(set(counts.values())) == 1, counts
+
+
+def test_wide_shows_evidence_file_and_line(capsys):
+    _, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "-o", "wide")
+    line = next(l for l in out.splitlines() if "Dispatching delete event" in l)
+    assert "virt-controller/current.log:" in line
+
+
+def test_unknown_vm_lists_close_names(capsys):
+    code, out, err = kvtrace(capsys, "timeline", "default/testvn", "--bundle", BUNDLE)
+    assert code == 1 and out == ""
+    assert err.splitlines() == [
+        f"error: no VirtualMachine default/testvn in {BUNDLE} (looked in VM/VMI objects and 2 log source(s))",
+        "close names: default/testvm",
+        "VMs that exist: default/other-vm, default/testvm",
+    ]
+
+
+def test_no_evidence_is_a_usage_error(capsys):
+    code, _, err = kvtrace(capsys, "timeline", "default/testvm")
+    assert code == 2 and err.startswith("error: no evidence given: use --bundle PATH")
+
+
+def test_bad_vm_key_is_a_usage_error(capsys):
+    code, _, err = kvtrace(capsys, "timeline", "a/b/c", "--bundle", BUNDLE)
+    assert (code, err) == (2, "error: cannot read 'a/b/c' as NAMESPACE/NAME (for example default/testvm)\n")
+
+
+def test_bad_since_is_a_usage_error(capsys):
+    code, _, err = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "--since", "yesterday")
+    assert code == 2 and "cannot read time 'yesterday'" in err
+
+
+def test_missing_log_file_names_the_path(capsys):
+    code, _, err = kvtrace(capsys, "timeline", "default/testvm", "--log", "/nonexistent/x.log")
+    assert code == 1 and "/nonexistent/x.log" in err
+
+
+def test_since_and_until_restrict_the_window(capsys):
+    args = ["timeline", "default/testvm", "--bundle", BUNDLE, "-o", "json"]
+    _, out, _ = kvtrace(capsys, *args, "--since", "2026-11-28T00:42:31.900000Z", "--until", "2026-11-28T00:42:33Z")
+    times = [i["time"] for i in json.loads(out)["items"]]
+    assert times and min(times) >= "2026-11-28T00:42:31.9" and max(times) <= "2026-11-28T00:42:33Z"
+    _, out, _ = kvtrace(capsys, *args, "--since", "2m")  # back from the capture time 00:44:07
+    assert all(i["time"] >= "2026-11-28T00:42:07" for i in json.loads(out)["items"])
+
+
+def test_plain_log_files_give_the_log_rows(capsys):
+    args = [a for log in LOGS for a in ("--log", str(log))]
+    code, out, _ = kvtrace(capsys, "timeline", "default/testvm", *args, "-o", "json")
+    doc = json.loads(out)
+    assert code == 0
+    assert [i["messageID"] for i in doc["items"] if i["category"] in ("decision", "api")] == [
+        "vm.stop", "vm.deleted", "vm.stop", "vm.start", "vm.created"
+    ]
+    assert any("no objects" in n for n in doc["status"]["notes"])
+
+
+def _log_rows(doc: dict) -> list[tuple]:
+    return [(i["time"], i["source"], i["what"], i["pos"]) for i in doc["items"]]
+
+
+def test_input_file_order_does_not_change_the_timeline(capsys, tmp_path):
+    outputs = set()
+    for seed in range(4):
+        files = list(LOGS)
+        random.Random(seed).shuffle(files)
+        args = [a for log in files for a in ("--log", str(log))]
+        _, out, _ = kvtrace(capsys, "timeline", "default/testvm", *args, "-o", "json")
+        outputs.add(json.dumps(_log_rows(json.loads(out))))
+    assert len(outputs) == 1
+
+
+def test_bundle_without_logs_still_gives_object_rows(capsys, tmp_path):
+    bundle = tmp_path / "no-logs"
+    shutil.copytree(BUNDLE, bundle)
+    shutil.rmtree(bundle / "logs")
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    manifest["logs"] = []
+    (bundle / "manifest.json").write_text(json.dumps(manifest))
+    code, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", str(bundle))
+    assert code == 0
+    assert "phase Running" in out
+    assert "note: no virt-controller logs in this evidence" in out
+
+
+def test_stdin_is_read_with_dash(tmp_path):
+    data = b"".join(p.read_bytes() for p in LOGS)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvtrace", "timeline", "default/testvm", "--log", "-", "-o", "json"],
+        input=data, capture_output=True, check=False, cwd=Path(__file__).parent.parent,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [i["messageID"] for i in doc["items"] if i["category"] == "api"] == ["vm.deleted", "vm.created"]
+
+
+def test_installed_entry_points_exist():
+    from importlib.metadata import entry_points
+
+    names = {e.name for e in entry_points(group="console_scripts") if e.value.startswith("kvtrace.")}
+    assert {"kvtrace", "kubectl-kvtrace"} <= names
