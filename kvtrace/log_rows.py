@@ -130,8 +130,10 @@ def _vmi_uid_from_unknown(record: LogRecord, scope: VMScope) -> str | None:
 def _is_launcher_of(name: str | None, scope: VMScope) -> bool:
     if not name:
         return False
-    return name in scope.pod_names or name.startswith(f"virt-launcher-{scope.name}-") and (
-        len(name) == len(f"virt-launcher-{scope.name}-") + 5
+    return (
+        name in scope.pod_names
+        or (name.startswith(f"virt-launcher-{scope.name}-")
+        and (len(name) == len(f"virt-launcher-{scope.name}-") + 5))
     )
 
 

@@ -44,12 +44,19 @@ def _meta(obj: KubeObject) -> dict[str, Any]:
 def _lifecycle_rows(obj: KubeObject, kind: str, vmi_uid: str | None) -> list[TimelineRow]:
     rows = []
     short = "VMI" if kind == "VirtualMachineInstance" else "VM"
-    for field, verb in (("creationTimestamp", "created"), ("deletionTimestamp", "deletion requested")):
+    for field, verb in (
+        ("creationTimestamp", "created"),
+        ("deletionTimestamp", "deletion requested"),
+    ):
         when = parse_time(str(_meta(obj).get(field) or ""))
         if when:
             rows.append(
                 TimelineRow(
-                    when, "object", f"{short}/{obj.name}", "object", f"{short} {verb}",
+                    when,
+                    "object",
+                    f"{short}/{obj.name}",
+                    "object",
+                    f"{short} {verb}",
                     Provenance("object", _ref(obj), field=f"metadata.{field}"),
                     incarnation=vmi_uid,
                 )
@@ -66,9 +73,14 @@ def _phase_rows(vmi: KubeObject) -> Iterator[TimelineRow]:
         when = parse_time(str(entry.get("phaseTransitionTimestamp") or ""))
         phase = str(entry.get("phase", ""))
         yield TimelineRow(
-            when, "phase", f"VMI/{vmi.name}", "phase", f"phase {phase}",
+            when,
+            "phase",
+            f"VMI/{vmi.name}",
+            "phase",
+            f"phase {phase}",
             Provenance("object", _ref(vmi), field=f"status.phaseTransitionTimestamps[{index}]"),
-            incarnation=vmi.uid, args=(("phase", phase),),
+            incarnation=vmi.uid,
+            args=(("phase", phase),),
         )
 
 
@@ -77,7 +89,10 @@ def _revision_rows(rev: KubeObject) -> Iterator[TimelineRow]:
     named = START_REVISION.match(rev.name)
     generation = named.group("gen") if named else "?"
     yield TimelineRow(
-        when, "revision", "ControllerRevision", "revision",
+        when,
+        "revision",
+        "ControllerRevision",
+        "revision",
         f"start revision {rev.name} (generation {generation})",
         Provenance("object", _ref(rev), field="metadata.creationTimestamp"),
         args=(("generation", generation), ("name", rev.name)),
@@ -86,12 +101,20 @@ def _revision_rows(rev: KubeObject) -> Iterator[TimelineRow]:
 
 def _pod_rows(pod: KubeObject) -> Iterator[TimelineRow]:
     vmi_uid = (_meta(pod).get("labels") or {}).get("kubevirt.io/created-by")
-    for field, verb in (("creationTimestamp", "created"), ("deletionTimestamp", "deletion requested")):
+    for field, verb in (
+        ("creationTimestamp", "created"),
+        ("deletionTimestamp", "deletion requested"),
+    ):
         when = parse_time(str(_meta(pod).get(field) or ""))
         if when:
             yield TimelineRow(
-                when, "pod", f"Pod/{pod.name}", "pod", f"launcher pod {verb}",
-                Provenance("object", _ref(pod), field=f"metadata.{field}"), incarnation=vmi_uid,
+                when,
+                "pod",
+                f"Pod/{pod.name}",
+                "pod",
+                f"launcher pod {verb}",
+                Provenance("object", _ref(pod), field=f"metadata.{field}"),
+                incarnation=vmi_uid,
             )
     yield from _container_rows(pod, vmi_uid)
 
@@ -107,10 +130,22 @@ def _container_rows(pod: KubeObject, vmi_uid: str | None) -> Iterator[TimelineRo
             for field in ("startedAt", "finishedAt"):
                 when = parse_time(str(state.get(field) or ""))
                 if when:
-                    verb = "started" if field == "startedAt" else f"{state_name} ({state.get('reason', '')})"
+                    verb = (
+                        "started"
+                        if field == "startedAt"
+                        else f"{state_name} ({state.get('reason', '')})"
+                    )
                     yield TimelineRow(
-                        when, "pod", f"Pod/{pod.name}", "pod", f"compute container {verb}".rstrip(" ()"),
-                        Provenance("object", _ref(pod), field=f"status.containerStatuses[{index}].state.{state_name}.{field}"),
+                        when,
+                        "pod",
+                        f"Pod/{pod.name}",
+                        "pod",
+                        f"compute container {verb}".rstrip(" ()"),
+                        Provenance(
+                            "object",
+                            _ref(pod),
+                            field=f"status.containerStatuses[{index}].state.{state_name}.{field}",
+                        ),
                         incarnation=vmi_uid,
                     )
 
@@ -139,8 +174,11 @@ def _event_rows(event: KubeObject, scope: VMScope) -> Iterator[TimelineRow]:
     kind = str(involved.get("kind", "?"))
     incarnation = involved.get("uid") if kind == "VirtualMachineInstance" else None
     yield TimelineRow(
-        parse_time(text), "event", f"Event/{kind}", "event",
-        f"{body.get('type', '')} {body.get('reason', '')}: {body.get('message', '')}{suffix}".strip(),
+        parse_time(text),
+        "event",
+        f"Event/{kind}",
+        "event",
+        f"{body.get('type', '')} {body.get('reason', '')}: {body.get('message', '')}{suffix}",
         Provenance("object", _ref(event), field=field or None),
         incarnation=incarnation,
         args=(("reason", str(body.get("reason", ""))), ("kind", kind)),

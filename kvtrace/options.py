@@ -15,25 +15,42 @@ F = TypeVar("F", bound=Callable[..., Any])
 def evidence_options(func: F) -> F:
     """``--bundle`` and ``--log``: where the evidence comes from."""
     func = click.option(
-        "--log", "logs", multiple=True, metavar="FILE",
-        help="A virt-controller log file (any shape kvtrace reads; .gz ok); '-' reads stdin. Repeatable.",
+        "--log",
+        "logs",
+        multiple=True,
+        metavar="FILE",
+        help="A virt-controller log file (any shape; .gz ok); '-' reads stdin. Repeatable.",
     )(func)
     func = click.option(
-        "--bundle", "-b", metavar="PATH",
-        help="A kvtrace bundle, KubeVirt must-gather, cluster-info dump or log directory (dir or .tar.gz).",
+        "--bundle",
+        "-b",
+        metavar="PATH",
+        help="A kvtrace bundle, must-gather, cluster-info dump or log directory (dir or .tar.gz).",
     )(func)
     return func
 
 
 def window_options(func: F) -> F:
-    func = click.option("--until", metavar="TIME", help="Only rows up to TIME (RFC 3339 or a duration back from capture).")(func)
-    func = click.option("--since", metavar="TIME", help="Only rows from TIME on (RFC 3339, or a duration such as 15m back from capture).")(func)
+    func = click.option(
+        "--until",
+        metavar="TIME",
+        help="Only rows up to TIME (RFC 3339 or a duration back from capture).",
+    )(func)
+    func = click.option(
+        "--since",
+        metavar="TIME",
+        help="Only rows from TIME on (RFC 3339, or a duration such as 15m back from capture).",
+    )(func)
     return func
 
 
 def output_option(choices: list[str], default: str = "table") -> Callable[[F], F]:
     return click.option(
-        "-o", "--output", type=click.Choice(choices), default=default, show_default=True,
+        "-o",
+        "--output",
+        type=click.Choice(choices),
+        default=default,
+        show_default=True,
         help="Output format.",
     )
 

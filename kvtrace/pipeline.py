@@ -18,7 +18,8 @@ def open_evidence(bundle: str | None, logs: Sequence[str]) -> Iterator[Evidence]
     if not bundle and not logs:
         raise UsageError(
             "no evidence given: use --bundle PATH (a kvtrace bundle, must-gather or log dir) "
-            "or --log FILE (repeatable; '-' for stdin). Reading a live cluster is not available yet."
+            "or --log FILE (repeatable; '-' for stdin). "
+            "Reading a live cluster is not available yet."
         )
     with ExitStack() as stack:
         evidence = stack.enter_context(open_bundle(Path(bundle))) if bundle else None

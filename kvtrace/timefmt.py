@@ -70,7 +70,8 @@ def parse_window_bound(text: str | None, reference: datetime) -> datetime | None
     parsed = parse_time(text)
     if parsed is None:
         raise UsageError(
-            f"cannot read time {text!r}: give RFC 3339 (2026-11-28T00:42:00Z) or a duration (15m, 2h)"
+            f"cannot read time {text!r}: "
+            "give RFC 3339 (2026-11-28T00:42:00Z) or a duration (15m, 2h)"
         )
     return parsed.at
 

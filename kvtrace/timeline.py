@@ -83,9 +83,7 @@ def _with_incarnations(rows: list[TimelineRow], scope: VMScope) -> list[Timeline
     return [_assign(row, known, unknown) for row in rows]
 
 
-def _assign(
-    row: TimelineRow, known: list[tuple[str, datetime]], unknown: list[str]
-) -> TimelineRow:
+def _assign(row: TimelineRow, known: list[tuple[str, datetime]], unknown: list[str]) -> TimelineRow:
     if row.incarnation or row.time is None or row.category in CONTEXT_CATEGORIES:
         return row
     if row.origin in ("revision",) or row.evidence.ref.startswith("VirtualMachine/"):
@@ -115,7 +113,9 @@ def _notes(timeline: Timeline) -> list[str]:
             "virt-controller logs only decisions, API calls and failures"
         )
     if timeline.scope.vm is None and evidence.layout != "logs":
-        notes.append(f"no VirtualMachine object {timeline.namespace}/{timeline.name} in the evidence")
+        notes.append(
+            f"no VirtualMachine object {timeline.namespace}/{timeline.name} in the evidence"
+        )
     return notes
 
 
@@ -154,7 +154,10 @@ def _not_found_message(
     wanted = f"{namespace}/{name}"
     existing = known_vms(evidence, reports)
     where = evidence.origin or evidence.layout
-    lines = [f"no VirtualMachine {wanted} in {where} (looked in VM/VMI objects and {len(reports)} log source(s))"]
+    lines = [
+        f"no VirtualMachine {wanted} in {where} "
+        f"(looked in VM/VMI objects and {len(reports)} log source(s))"
+    ]
     close = _close_names(name, existing)
     if close:
         lines.append("close names: " + ", ".join(close))

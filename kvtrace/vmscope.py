@@ -78,11 +78,8 @@ def _vmis_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     found = []
     for vmi in evidence.of_kind(VMI):
         owners = owner_uids(vmi.body)
-        if scope.vm_uid and scope.vm_uid in owners:
-            found.append(vmi)
-        elif (vmi.namespace, vmi.name) == (scope.namespace, scope.name) and not owners - {None}:
-            found.append(vmi)
-        elif (vmi.namespace, vmi.name) == (scope.namespace, scope.name) and not scope.vm_uid:
+        same_key = (vmi.namespace, vmi.name) == (scope.namespace, scope.name)
+        if scope.vm_uid in owners or (same_key and (not owners or not scope.vm_uid)):
             found.append(vmi)
     return found
 
@@ -107,9 +104,7 @@ def _pods_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
             continue
         created_by = labels.get("kubevirt.io/created-by")
         domain = pod.body.get("metadata", {}).get("annotations", {}) or {}
-        if created_by in vmi_uids or owner_uids(pod.body) & vmi_uids:
-            found.append(pod)
-        elif (
+        if created_by in vmi_uids or owner_uids(pod.body) & vmi_uids or (
             pod.namespace == scope.namespace
             and domain.get("kubevirt.io/domain") == scope.name
             and labels.get("kubevirt.io") == "virt-launcher"
@@ -126,11 +121,10 @@ def _events_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
         involved = event.body.get("involvedObject") or {}
         uid = involved.get("uid")
         key = (involved.get("kind"), involved.get("name"))
-        if uid and uid in uids:
+        by_name = involved.get("namespace") == scope.namespace and key in names
+        # a VM Event with another uid belongs to an earlier incarnation of the VM name
+        if (uid and uid in uids) or (by_name and (key[0] != VM or not uid or not scope.vm_uid)):
             found.append(event)
-        elif involved.get("namespace") == scope.namespace and key in names:
-            if key[0] != VM or not uid or not scope.vm_uid:
-                found.append(event)
     return found
 
 

@@ -16,7 +16,9 @@ os.environ["COLUMNS"] = "200"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true", help="rewrite golden files from current output")
+    parser.addoption(
+        "--update-golden", action="store_true", help="rewrite golden files from current output"
+    )
 
 
 class Golden:
@@ -32,7 +34,9 @@ class Golden:
             path.write_text(text)
             return
         assert path.exists(), f"golden file {path} missing: run pytest --update-golden and read it"
-        assert text == path.read_text(), f"output differs from {path} (pytest --update-golden to accept)"
+        assert text == path.read_text(), (
+            f"output differs from {path} (pytest --update-golden to accept)"
+        )
 
 
 @pytest.fixture

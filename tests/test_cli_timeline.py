@@ -43,7 +43,10 @@ def test_structured_output_is_a_kubectl_shaped_timeline(capsys, output):
     assert code == 0
     assert doc["apiVersion"] == "kvtrace.io/v1alpha1" and doc["kind"] == "Timeline"
     assert doc["metadata"]["name"] == "testvm" and doc["metadata"]["namespace"] == "default"
-    assert [i["pos"] for i in doc["items"] if i["category"] == "api"] == ["vm.go:1685", "vm.go:1341"]
+    assert [i["pos"] for i in doc["items"] if i["category"] == "api"] == [
+        "vm.go:1685",
+        "vm.go:1341",
+    ]
     assert {i["resolution"] for i in doc["items"] if i["category"] == "phase"} == {"1s"}
 
 
@@ -62,7 +65,7 @@ def test_all_outputs_hold_the_same_rows(capsys):
 
 def test_wide_shows_evidence_file_and_line(capsys):
     _, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "-o", "wide")
-    line = next(l for l in out.splitlines() if "Dispatching delete event" in l)
+    line = next(x for x in out.splitlines() if "Dispatching delete event" in x)
     assert "virt-controller/current.log:" in line
 
 
@@ -83,11 +86,16 @@ def test_no_evidence_is_a_usage_error(capsys):
 
 def test_bad_vm_key_is_a_usage_error(capsys):
     code, _, err = kvtrace(capsys, "timeline", "a/b/c", "--bundle", BUNDLE)
-    assert (code, err) == (2, "error: cannot read 'a/b/c' as NAMESPACE/NAME (for example default/testvm)\n")
+    assert (code, err) == (
+        2,
+        "error: cannot read 'a/b/c' as NAMESPACE/NAME (for example default/testvm)\n",
+    )
 
 
 def test_bad_since_is_a_usage_error(capsys):
-    code, _, err = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "--since", "yesterday")
+    code, _, err = kvtrace(
+        capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "--since", "yesterday"
+    )
     assert code == 2 and "cannot read time 'yesterday'" in err
 
 
@@ -98,7 +106,9 @@ def test_missing_log_file_names_the_path(capsys):
 
 def test_since_and_until_restrict_the_window(capsys):
     args = ["timeline", "default/testvm", "--bundle", BUNDLE, "-o", "json"]
-    _, out, _ = kvtrace(capsys, *args, "--since", "2026-11-28T00:42:31.900000Z", "--until", "2026-11-28T00:42:33Z")
+    _, out, _ = kvtrace(
+        capsys, *args, "--since", "2026-11-28T00:42:31.900000Z", "--until", "2026-11-28T00:42:33Z"
+    )
     times = [i["time"] for i in json.loads(out)["items"]]
     assert times and min(times) >= "2026-11-28T00:42:31.9" and max(times) <= "2026-11-28T00:42:33Z"
     _, out, _ = kvtrace(capsys, *args, "--since", "2m")  # back from the capture time 00:44:07
@@ -111,7 +121,11 @@ def test_plain_log_files_give_the_log_rows(capsys):
     doc = json.loads(out)
     assert code == 0
     assert [i["messageID"] for i in doc["items"] if i["category"] in ("decision", "api")] == [
-        "vm.stop", "vm.deleted", "vm.stop", "vm.start", "vm.created"
+        "vm.stop",
+        "vm.deleted",
+        "vm.stop",
+        "vm.start",
+        "vm.created",
     ]
     assert any("no objects" in n for n in doc["status"]["notes"])
 
@@ -148,15 +162,23 @@ def test_stdin_is_read_with_dash(tmp_path):
     data = b"".join(p.read_bytes() for p in LOGS)
     proc = subprocess.run(
         [sys.executable, "-m", "kvtrace", "timeline", "default/testvm", "--log", "-", "-o", "json"],
-        input=data, capture_output=True, check=False, cwd=Path(__file__).parent.parent,
+        input=data,
+        capture_output=True,
+        check=False,
+        cwd=Path(__file__).parent.parent,
     )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert [i["messageID"] for i in doc["items"] if i["category"] == "api"] == ["vm.deleted", "vm.created"]
+    assert [i["messageID"] for i in doc["items"] if i["category"] == "api"] == [
+        "vm.deleted",
+        "vm.created",
+    ]
 
 
 def test_installed_entry_points_exist():
     from importlib.metadata import entry_points
 
-    names = {e.name for e in entry_points(group="console_scripts") if e.value.startswith("kvtrace.")}
+    names = {
+        e.name for e in entry_points(group="console_scripts") if e.value.startswith("kvtrace.")
+    }
     assert {"kvtrace", "kubectl-kvtrace"} <= names

@@ -32,8 +32,14 @@ def ranged(data: bytes, needles: list[bytes], parts: int) -> list[tuple[int, byt
 
 
 line = st.sampled_from(
-    [b'{"msg":"Stopping VM","name":"testvm"}', b'{"name":"other"}', b"", b"x testvm y",
-     b"I1128 00:41:58.100214       1 leaderelection.go:257] attempting", b"plain text"]
+    [
+        b'{"msg":"Stopping VM","name":"testvm"}',
+        b'{"name":"other"}',
+        b"",
+        b"x testvm y",
+        b"I1128 00:41:58.100214       1 leaderelection.go:257] attempting",
+        b"plain text",
+    ]
 )
 
 

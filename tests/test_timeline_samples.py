@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from kvtrace.commands.timeline import render
@@ -52,14 +50,27 @@ def test_always_restart_tells_the_incident():
     assert ids == ["vm.stop", "vm.deleted", "vm.stop", "vm.start", "vm.created"]
     first_decision, created = logged[0], logged[-1]
     assert first_decision.time and created.time
-    assert (created.time.at - first_decision.time.at).total_seconds() == pytest.approx(0.19, abs=1e-6)
+    assert (created.time.at - first_decision.time.at).total_seconds() == pytest.approx(
+        0.19, abs=1e-6
+    )
     assert created.pos == "vm.go:1341" and first_decision.pos == "vm.go:1005"
     old, new = timeline.incarnations
     assert {r.incarnation for r in logged[:3]} == {old}
     assert created.incarnation == new
-    phases = [(r.arg("phase"), r.time.at.strftime("%H:%M:%S")) for r in timeline.rows if r.category == "phase" and r.time]
-    assert phases == [("Pending", "00:42:32"), ("Scheduling", "00:42:32"), ("Scheduled", "00:42:35"), ("Running", "00:42:36")]
-    assert all(r.time and r.time.resolution_us == 1_000_000 for r in timeline.rows if r.category == "phase")
+    phases = [
+        (r.arg("phase"), r.time.at.strftime("%H:%M:%S"))
+        for r in timeline.rows
+        if r.category == "phase" and r.time
+    ]
+    assert phases == [
+        ("Pending", "00:42:32"),
+        ("Scheduling", "00:42:32"),
+        ("Scheduled", "00:42:35"),
+        ("Running", "00:42:36"),
+    ]
+    assert all(
+        r.time and r.time.resolution_us == 1_000_000 for r in timeline.rows if r.category == "phase"
+    )
 
 
 def test_standby_replica_only_attempts_the_lease():
@@ -68,7 +79,10 @@ def test_standby_replica_only_attempts_the_lease():
     for row in timeline.rows:
         if row.category == "leader":
             by_source.setdefault(row.source, set()).add(str(row.message_id))
-    assert sorted(map(sorted, by_source.values())) == [["leader.acquired", "leader.attempt"], ["leader.attempt"]]
+    assert sorted(map(sorted, by_source.values())) == [
+        ["leader.acquired", "leader.attempt"],
+        ["leader.attempt"],
+    ]
 
 
 def test_rerun_on_failure_succeeded_is_not_restarted():
@@ -77,13 +91,15 @@ def test_rerun_on_failure_succeeded_is_not_restarted():
     assert ids[-2:] == ["vm.stop", "vm.deleted"]
     stop = [r for r in timeline.rows if r.message_id == "vm.stop"][-1]
     assert stop.arg("phase") == "Succeeded" and stop.arg("strategy") == "RerunOnFailure"
-    assert "vm.start" not in ids[ids.index("vm.deleted"):]
+    assert "vm.start" not in ids[ids.index("vm.deleted") :]
 
 
 def test_must_gather_copy_gives_the_same_log_rows_as_the_kvtrace_bundle():
     def logged(sample: str) -> list[tuple[object, ...]]:
         t = _timeline(sample, "default", "testvm")
-        return [(r.time, r.source, r.what, r.pos, r.incarnation) for r in t.rows if r.origin == "log"]
+        return [
+            (r.time, r.source, r.what, r.pos, r.incarnation) for r in t.rows if r.origin == "log"
+        ]
 
     assert logged("must-gather-always-restart") == logged("always-restart")
     notes = _timeline("must-gather-always-restart", "default", "testvm").notes

@@ -8,6 +8,7 @@ from kvtrace.options import evidence_options, output_option, split_key, window_o
 from kvtrace.pipeline import open_evidence
 from kvtrace.render import timeline_shape as shape
 from kvtrace.timefmt import now, parse_window_bound
+from kvtrace.timeline import Timeline
 
 FORMATS = ["table", "wide", "json", "yaml", "csv"]
 
@@ -18,7 +19,12 @@ FORMATS = ["table", "wide", "json", "yaml", "csv"]
 @window_options
 @output_option(FORMATS)
 def timeline_command(
-    vm: str, bundle: str | None, logs: tuple[str, ...], since: str | None, until: str | None, output: str
+    vm: str,
+    bundle: str | None,
+    logs: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    output: str,
 ) -> None:
     """Show the reconcile timeline of one VirtualMachine, every row pointing at its evidence."""
     from kvtrace.timeline import build_timeline
@@ -32,7 +38,7 @@ def timeline_command(
         click.echo(render(timeline, output), nl=False)
 
 
-def render(timeline: "shape.Timeline", output: str) -> str:
+def render(timeline: Timeline, output: str) -> str:
     if output == "json":
         from kvtrace.render.structured import to_json
 

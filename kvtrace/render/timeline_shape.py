@@ -16,8 +16,19 @@ API_VERSION = "kvtrace.io/v1alpha1"
 TABLE_HEADERS = ["TIME (UTC)", "ΔT", "SOURCE", "VMI", "KIND", "WHAT", "POS"]
 WIDE_HEADERS = [*TABLE_HEADERS, "LEVEL", "REASON", "EVIDENCE"]
 CSV_FIELDS = [
-    "time", "resolution", "delta", "source", "incarnation", "vmiUID", "category", "what",
-    "pos", "level", "reason", "evidence", "orderUncertain",
+    "time",
+    "resolution",
+    "delta",
+    "source",
+    "incarnation",
+    "vmiUID",
+    "category",
+    "what",
+    "pos",
+    "level",
+    "reason",
+    "evidence",
+    "orderUncertain",
 ]
 
 
@@ -64,7 +75,7 @@ def item(row: TimelineRow, previous: TimelineRow | None) -> dict[str, Any]:
 
 
 def items(timeline: Timeline) -> list[dict[str, Any]]:
-    return [item(r, p) for r, p in zip(timeline.rows, _previous_times(timeline.rows))]
+    return [item(r, p) for r, p in zip(timeline.rows, _previous_times(timeline.rows), strict=True)]
 
 
 def document(timeline: Timeline) -> dict[str, Any]:
@@ -81,7 +92,9 @@ def document(timeline: Timeline) -> dict[str, Any]:
         },
         "spec": {
             "source": {"layout": ev.layout, "coverage": ev.coverage, "origin": ev.origin},
-            "capturedAt": ev.captured_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if ev.captured_at else None,
+            "capturedAt": ev.captured_at.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            if ev.captured_at
+            else None,
             "since": timeline.since.isoformat() if timeline.since else None,
             "until": timeline.until.isoformat() if timeline.until else None,
         },
@@ -115,7 +128,7 @@ def status(timeline: Timeline) -> dict[str, Any]:
 
 def table_rows(timeline: Timeline, wide: bool) -> list[list[str]]:
     out = []
-    for row, prev in zip(timeline.rows, _previous_times(timeline.rows)):
+    for row, prev in zip(timeline.rows, _previous_times(timeline.rows), strict=True):
         cells = [
             display(row.time) + ("~" if row.order_uncertain else ""),
             display_delta(prev.time if prev else None, row.time),
