@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from parsers.draft import Draft
-from parsers.records import JSON_INVALID, JSON_TRUNCATED
+from parsers.records import JSON_INVALID, JSON_TRUNCATED, Timestamp
 from parsers.timestamps import parse_time
 
 SHAPE = "kubevirt_json"
@@ -34,7 +34,6 @@ _LEVELS = {
 _UUID = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", re.ASCII
 )
-_REDACTION_MARKS = ("…", "...", "redacted", "REDACTED")
 
 # Strings (possibly unterminated at the end of the text) and brackets outside strings.
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*("?)|[{}\[\]]', re.DOTALL | re.ASCII)
@@ -142,9 +141,9 @@ def _text(value: object) -> str:
 
 def _optional(value: object) -> str | None:
     """Empty strings and absent keys both mean "not given" (`kind` is often "")."""
-    if value is None or value == "":
-        return None
-    return _text(value)
+    if value.__class__ is str:
+        return value or None
+    return None if value is None else _text(value)
 
 
 def normalise_level(value: object, flags: list[str]) -> str:
@@ -160,43 +159,52 @@ def normalise_level(value: object, flags: list[str]) -> str:
     return known
 
 
-def _time_of(obj: dict[str, Any], draft: Draft) -> None:
+def _time_of(obj: dict[str, Any], flags: list[str]) -> Timestamp | None:
     stamp = obj.get("timestamp")
-    if isinstance(stamp, str):
-        draft.time = parse_time(stamp)
-    if draft.time is None and isinstance(obj.get("ts"), str):
-        draft.time = parse_time(obj["ts"])  # stdlib adapter's own clock: 1 s, local time
-        draft.flags.append("time_from_ts")
-    if draft.time is None:
-        draft.flags.append("no_time")
+    time = parse_time(stamp) if isinstance(stamp, str) else None
+    if time is None and isinstance(obj.get("ts"), str):
+        time = parse_time(obj["ts"])  # the stdlib adapter's own clock: 1 s, local time
+        flags.append("time_from_ts")
+    if time is None:
+        flags.append("no_time")
+    return time
 
 
-def _identity_flags(draft: Draft) -> None:
-    if draft.uid is not None and not _UUID.fullmatch(draft.uid):
-        draft.flags.append("uid_not_uuid")
-    for value in (draft.name, draft.uid):
-        if value is not None and any(mark in value for mark in _REDACTION_MARKS):
-            draft.flags.append("redacted")
-            return
+def _identity_flags(name: str | None, uid: str | None, flags: list[str]) -> None:
+    if uid is not None and not _UUID.fullmatch(uid):
+        flags.append("uid_not_uuid")
+    if (name is not None and _is_redacted(name)) or (uid is not None and _is_redacted(uid)):
+        flags.append("redacted")
+
+
+def _is_redacted(value: str) -> bool:
+    """Hand-redacted pastes: `pg-…`, `pg-...`, `<redacted>` (§1.9)."""
+    return "…" in value or "..." in value or "redacted" in value.lower()
 
 
 def draft_from_object(obj: dict[str, Any], shape: str = SHAPE) -> Draft:
-    """Map one decoded KubeVirt log object onto the record schema."""
-    draft = Draft(shape=shape)
-    draft.level = normalise_level(obj.get("level"), draft.flags)
-    _time_of(obj, draft)
-    msg = obj.get("msg")
-    draft.msg = "" if msg is None else _text(msg).strip()
-    draft.pos = _optional(obj.get("pos"))
-    draft.component = _optional(obj.get("component"))
-    draft.namespace = _optional(obj.get("namespace"))
-    draft.name = _optional(obj.get("name"))
-    draft.kind = _optional(obj.get("kind"))
-    draft.uid = _optional(obj.get("uid"))
-    draft.reason = _optional(obj.get("reason"))
-    if draft.uid is not None or draft.name is not None:
-        _identity_flags(draft)
-    if len(obj) > 10 or not _KNOWN.issuperset(obj):
+    """Map one decoded KubeVirt log object onto the record schema (the hot path: keep lean)."""
+    flags: list[str] = []
+    get = obj.get
+    msg = get("msg")
+    name, uid = _optional(get("name")), _optional(get("uid"))
+    if name is not None or uid is not None:
+        _identity_flags(name, uid, flags)
+    draft = Draft(
+        shape=shape,
+        level=normalise_level(get("level"), flags),
+        msg="" if msg is None else _text(msg).strip(),
+        time=_time_of(obj, flags),
+        pos=_optional(get("pos")),
+        component=_optional(get("component")),
+        namespace=_optional(get("namespace")),
+        name=name,
+        kind=_optional(get("kind")),
+        uid=uid,
+        reason=_optional(get("reason")),
+        flags=flags,
+    )
+    if not _KNOWN.issuperset(obj):
         draft.extra = [(k, _text(v)) for k, v in sorted(obj.items()) if k not in _KNOWN]
     return draft
 

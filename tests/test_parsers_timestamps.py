@@ -12,8 +12,10 @@ from parsers.timestamps import parse_klog_time, parse_time
 UTC = timezone.utc
 
 
-def at(year: int, month: int, day: int, *clock: int) -> datetime:
-    return datetime(year, month, day, *clock, tzinfo=UTC)
+def at(
+    year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0, us: int = 0
+) -> datetime:
+    return datetime(year, month, day, hour, minute, second, us, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
