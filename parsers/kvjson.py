@@ -60,6 +60,8 @@ def loads_object(text: str) -> dict[str, Any] | None:
 
 def brace_state(text: str) -> tuple[int, bool]:
     """(bracket depth outside strings, whether the text ends inside a string)."""
+    if '"' not in text:  # no strings: counting is enough (and fast on huge garbage)
+        return text.count("{") + text.count("[") - text.count("}") - text.count("]"), False
     depth, open_string = 0, False
     for match in _TOKENS.finditer(text):
         token = match.group(0)

@@ -18,7 +18,7 @@ from datetime import datetime
 from parsers.classify import classify
 from parsers.draft import DUMP_END, DUMP_START, HEADER, STACK_CONT, STACK_START, Draft
 from parsers.held import Held, panic_draft
-from parsers.joins import CriParts, JsonJoin, accepts_fragment
+from parsers.joins import MAX_JOIN_BYTES, CriParts, JsonJoin, accepts_fragment
 from parsers.peel import Peeled, peel
 from parsers.records import (
     BENIGN_OUTCOMES,
@@ -152,7 +152,7 @@ class LogParser:
             self._stack_line(line_no, peeled, draft, out)
         elif draft.outcome == BLANK:
             self._count(BLANK, line_no)
-        elif draft.joinable and join:
+        elif draft.joinable and join and len(peeled.body) < MAX_JOIN_BYTES:
             self._flush(out)
             self._join = JsonJoin(line_no, peeled, draft)
         elif draft.is_record:

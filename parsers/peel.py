@@ -135,6 +135,8 @@ def peel_time_prefix(peeled: Peeled) -> bool:
         peeled.cri_stream = match.group(2)
         peeled.cri_partial = match.group(3) == "P"
         peeled.prefixes.append("cri")
+        if peeled.cri_stream == "stdout":
+            peeled.flags.append("stdout")  # KubeVirt logs to stderr: unusual, keep and show it
     else:
         peeled.prefixes.append("kubelet")
     return True

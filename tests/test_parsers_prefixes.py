@@ -78,6 +78,12 @@ def test_cri_full_line() -> None:
     assert records[0].captured_at is not None
 
 
+def test_cri_stdout_line_is_kept_and_flagged() -> None:
+    records, tally = run([f"2025-03-07T09:14:05.412530871Z stdout F {BODY}"])
+    assert tally == {"record": 1}
+    assert records[0].flags == ("stdout",)
+
+
 def test_cri_partial_parts_join_per_stream() -> None:
     records, tally = run([
         '2025-03-07T09:14:07.9182Z stderr P '
