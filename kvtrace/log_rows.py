@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import PurePath
 
 from kvtrace import catalog
-from kvtrace.logscan import StreamScan, scan_streams
+from kvtrace.logscan import Needles, StreamScan, scan_streams
 from kvtrace.rows import Provenance, TimelineRow
 from kvtrace.sources.model import LogStream
 from kvtrace.vmscope import VMScope
@@ -47,8 +47,10 @@ class Attribution:
     vmi_uid: str | None = None
 
 
-def needles_for(scope: VMScope) -> list[bytes]:
-    return [scope.name.encode(), LEADER_NEEDLE]
+def needles_for(scope: VMScope) -> Needles:
+    """The VM name is in every line about it (uid lines carry the name too; keys and launcher
+    pod names contain it); leader-election lines are looked for near each log's two ends."""
+    return Needles((scope.name.encode(),), (LEADER_NEEDLE,))
 
 
 def log_rows(
@@ -130,10 +132,9 @@ def _vmi_uid_from_unknown(record: LogRecord, scope: VMScope) -> str | None:
 def _is_launcher_of(name: str | None, scope: VMScope) -> bool:
     if not name:
         return False
-    return (
-        name in scope.pod_names
-        or (name.startswith(f"virt-launcher-{scope.name}-")
-        and (len(name) == len(f"virt-launcher-{scope.name}-") + 5))
+    return name in scope.pod_names or (
+        name.startswith(f"virt-launcher-{scope.name}-")
+        and (len(name) == len(f"virt-launcher-{scope.name}-") + 5)
     )
 
 

@@ -30,9 +30,19 @@ class StreamScan:
     bytes_read: int
 
 
-def _scan_file_range(path: str, needles: Sequence[bytes], start: int, end: int) -> ScanResult:
+@dataclass(frozen=True)
+class Needles:
+    """What to look for: ``everywhere`` in the whole stream, ``edges`` near its two ends."""
+
+    everywhere: tuple[bytes, ...]
+    edges: tuple[bytes, ...] = ()
+
+
+def _scan_file_range(path: str, needles: Needles, start: int, end: int, size: int) -> ScanResult:
     with open(path, "rb") as handle:
-        return scan_range(handle, needles, start, end)
+        return scan_range(
+            handle, needles.everywhere, start, end, edge_needles=needles.edges, size=size
+        )
 
 
 def _ranges(size: int, parts: int) -> list[tuple[int, int]]:
@@ -54,7 +64,7 @@ def _splittable(stream: LogStream) -> Path | None:
         return None
 
 
-def scan_streams(streams: Sequence[LogStream], needles: Sequence[bytes]) -> Iterator[StreamScan]:
+def scan_streams(streams: Sequence[LogStream], needles: Needles) -> Iterator[StreamScan]:
     """Scan every stream for ``needles``; results come in the order of ``streams``."""
     big = {i: p for i, s in enumerate(streams) if (p := _splittable(s)) is not None}
     if not big:
@@ -70,10 +80,10 @@ def scan_streams(streams: Sequence[LogStream], needles: Sequence[bytes]) -> Iter
                 yield _scan_sequential(stream, needles)
 
 
-def _submit_ranges(pool: Executor, path: Path, needles: Sequence[bytes]) -> list:  # type: ignore[type-arg]
+def _submit_ranges(pool: Executor, path: Path, needles: Needles) -> list:  # type: ignore[type-arg]
     size = path.stat().st_size
     return [
-        pool.submit(_scan_file_range, str(path), tuple(needles), start, end)
+        pool.submit(_scan_file_range, str(path), needles, start, end, size)
         for start, end in _ranges(size, _workers() * 2)
     ]
 
@@ -87,7 +97,8 @@ def _combine(stream: LogStream, parts: list[ScanResult]) -> StreamScan:
     return StreamScan(stream, hits, base, sum(p.bytes_read for p in parts))
 
 
-def _scan_sequential(stream: LogStream, needles: Sequence[bytes]) -> StreamScan:
+def _scan_sequential(stream: LogStream, needles: Needles) -> StreamScan:
+    size = stream.path.stat().st_size if stream.path else None
     with stream.open() as handle:
-        result = scan_range(handle, needles)
+        result = scan_range(handle, needles.everywhere, edge_needles=needles.edges, size=size)
     return StreamScan(stream, result.hits, result.lines, result.bytes_read)

@@ -104,10 +104,14 @@ def _pods_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
             continue
         created_by = labels.get("kubevirt.io/created-by")
         domain = pod.body.get("metadata", {}).get("annotations", {}) or {}
-        if created_by in vmi_uids or owner_uids(pod.body) & vmi_uids or (
-            pod.namespace == scope.namespace
-            and domain.get("kubevirt.io/domain") == scope.name
-            and labels.get("kubevirt.io") == "virt-launcher"
+        if (
+            created_by in vmi_uids
+            or owner_uids(pod.body) & vmi_uids
+            or (
+                pod.namespace == scope.namespace
+                and domain.get("kubevirt.io/domain") == scope.name
+                and labels.get("kubevirt.io") == "virt-launcher"
+            )
         ):
             found.append(pod)
     return found
