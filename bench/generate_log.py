@@ -36,6 +36,8 @@ import time
 import uuid
 from pathlib import Path
 
+import yaml
+
 NVMS = 5000
 NAMESPACES = ["default", "team-a", "team-b", "prod"]
 KV_NS = "kubevirt"
@@ -1044,10 +1046,8 @@ def write_objects(
 """
             )
     tail = 'kind: List\nmetadata:\n  resourceVersion: ""\n'
-    (objdir / "virtualmachines.yaml").write_text("".join(vm_parts) + tail, encoding="utf-8")
-    (objdir / "virtualmachineinstances.yaml").write_text(
-        "".join(vmi_parts) + tail, encoding="utf-8"
-    )
+    _write_json_list(objdir / "virtualmachines.json", "".join(vm_parts) + tail)
+    _write_json_list(objdir / "virtualmachineinstances.json", "".join(vmi_parts) + tail)
     holder = info["leader_second"]
     renew = t_end + 1_200_000
     acquire = int(info["t_change"])  # type: ignore[call-overload]
@@ -1068,16 +1068,23 @@ items:
     leaseTransitions: 7
     renewTime: "{_ts(renew)[:-1]}.{renew % 1_000_000:06d}Z"
 {tail}"""
-    (objdir / "leases.yaml").write_text(lease, encoding="utf-8")
+    _write_json_list(objdir / "leases.json", lease)
     return [
-        {"kind": "VirtualMachine", "file": "objects/virtualmachines.yaml", "count": NVMS},
+        {"kind": "VirtualMachine", "file": "objects/virtualmachines.json", "count": NVMS},
         {
             "kind": "VirtualMachineInstance",
-            "file": "objects/virtualmachineinstances.yaml",
+            "file": "objects/virtualmachineinstances.json",
             "count": n_vmi,
         },
-        {"kind": "Lease", "file": "objects/leases.yaml", "count": 1},
+        {"kind": "Lease", "file": "objects/leases.json", "count": 1},
     ]
+
+
+def _write_json_list(path: Path, yaml_text: str) -> None:
+    """Objects are composed as YAML (readable here) and written as JSON, the form
+    ``kvtrace collect`` writes: a 5,000-VM list loads in milliseconds instead of seconds."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    path.write_text(json.dumps(yaml.load(yaml_text, Loader=loader), separators=(",", ":")))
 
 
 def main() -> int:
