@@ -8,6 +8,8 @@ import sys
 import click
 
 from kvtrace import __version__
+from kvtrace.commands.check import check_command
+from kvtrace.commands.rules import rules_command
 from kvtrace.commands.timeline import timeline_command
 from kvtrace.errors import EXIT_ERROR, KvtraceError
 
@@ -19,6 +21,8 @@ def cli() -> None:
 
 
 cli.add_command(timeline_command)
+cli.add_command(check_command)
+cli.add_command(rules_command)
 
 
 def run(argv: list[str] | None = None) -> int:

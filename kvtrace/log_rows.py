@@ -66,7 +66,7 @@ def log_rows(
             row = _row_for(record, scope, scan.stream)
             if row is None:
                 continue
-            if _is_duplicate(record, scan.stream, seen):
+            if is_duplicate(record, scan.stream, seen):
                 report.tally[RECORD] -= 1
                 report.tally[DUPLICATE] += 1
                 continue
@@ -91,7 +91,7 @@ def _parse(scan: StreamScan, anchor: datetime | None, tally: LineTally) -> Itera
     tally.update(parser.tally)
 
 
-def _is_duplicate(record: LogRecord, stream: LogStream, seen: set[tuple[object, ...]]) -> bool:
+def is_duplicate(record: LogRecord, stream: LogStream, seen: set[tuple[object, ...]]) -> bool:
     """A byte-identical body from the same pod seen in another source (inputs.md §1.10)."""
     pod = record.pod or stream.info.pod
     key = (pod, record.container or stream.info.container, record.time, record.msg, record.pos)
@@ -142,11 +142,11 @@ def _row_for(record: LogRecord, scope: VMScope, stream: LogStream) -> TimelineRo
     found = catalog.match(record.msg)
     entry, matched = found if found else (None, {})
     if entry and entry.category == "leader":
-        return _make_row(record, stream, entry, matched, None)
+        return make_row(record, stream, entry, matched, None)
     attribution = attribute(record, scope, matched)
     if attribution is None:
         return None
-    return _make_row(record, stream, entry, matched, attribution.vmi_uid)
+    return make_row(record, stream, entry, matched, attribution.vmi_uid)
 
 
 def _category(record: LogRecord, entry: catalog.Message | None) -> str:
@@ -163,7 +163,7 @@ def source_name(record: LogRecord, stream: LogStream) -> str:
     return PurePath(stream.info.source_id).name or stream.info.source_id
 
 
-def _make_row(
+def make_row(
     record: LogRecord,
     stream: LogStream,
     entry: catalog.Message | None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +80,7 @@ def scan_streams(streams: Sequence[LogStream], needles: Needles) -> Iterator[Str
                 yield _scan_sequential(stream, needles)
 
 
-def _submit_ranges(pool: Executor, path: Path, needles: Needles) -> list:  # type: ignore[type-arg]
+def _submit_ranges(pool: Executor, path: Path, needles: Needles) -> list[Future[ScanResult]]:
     size = path.stat().st_size
     return [
         pool.submit(_scan_file_range, str(path), needles, start, end, size)

@@ -49,13 +49,26 @@ def build_timeline(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> Timeline:
+    """One VM's timeline; its log lines are found by a raw-byte scan for its name."""
     scope = build_scope(evidence, namespace, name)
     logged, reports = log_rows(evidence.logs, scope, evidence.captured_at)
     if scope.vm is None and not scope.vmis and not _about_vm(logged):
         raise NotFoundError(_not_found_message(evidence, namespace, name, reports))
+    return assemble(evidence, scope, logged, reports, since, until)
+
+
+def assemble(
+    evidence: Evidence,
+    scope: VMScope,
+    logged: list[TimelineRow],
+    reports: list[SourceReport],
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> Timeline:
+    """Merge object rows and already-attributed log rows into an ordered Timeline."""
     rows = _with_incarnations(object_rows(scope) + logged, scope)
     rows = order([r for r in rows if within(r, since, until)])
-    timeline = Timeline(namespace, name, scope, rows, reports, evidence, since, until)
+    timeline = Timeline(scope.namespace, scope.name, scope, rows, reports, evidence, since, until)
     timeline.notes = _notes(timeline)
     return timeline
 

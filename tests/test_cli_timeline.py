@@ -31,7 +31,7 @@ def test_table_has_the_columns_and_a_summary(capsys):
     code, out, err = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE)
     assert code == 0 and err == ""
     header = out.splitlines()[0].split()
-    assert header[:3] == ["TIME", "(UTC)", "ΔT"] and header[-1] == "POS"
+    assert header[:4] == ["#", "TIME", "(UTC)", "ΔT"] and header[-2:] == ["POS", "VERDICT"]
     assert "Started VM by creating the new virtual machine instance testvm" in out
     assert "VMI incarnations: e0afd0b2, ef32cc57" in out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvtrace.commands.timeline import render
+from kvtrace.model.engine import assess
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.sources.model import VM
 from kvtrace.timeline import build_timeline
@@ -33,7 +34,7 @@ def test_every_sample_has_a_vm():
 def test_sample_timeline_matches_golden(sample, namespace, name, output, golden: Golden):
     with open_bundle(SAMPLES / sample) as evidence:
         timeline = build_timeline(evidence, namespace, name)
-        text = render(timeline, output)
+        text = render(timeline, output, assess(timeline))
     suffix = "txt" if output == "table" else "json"
     golden.check(f"timeline/{sample}/{namespace}_{name}.{suffix}", text)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from kvtrace.model.engine import Assessment
 from kvtrace.options import evidence_options, output_option, split_key, window_options
 from kvtrace.pipeline import open_evidence
 from kvtrace.render import timeline_shape as shape
@@ -27,6 +28,7 @@ def timeline_command(
     output: str,
 ) -> None:
     """Show the reconcile timeline of one VirtualMachine, every row pointing at its evidence."""
+    from kvtrace.model.engine import assess
     from kvtrace.timeline import build_timeline
 
     namespace, name = split_key(vm)
@@ -35,25 +37,25 @@ def timeline_command(
         start = parse_window_bound(since, reference)
         end = parse_window_bound(until, reference)
         timeline = build_timeline(evidence, namespace, name, start, end)
-        click.echo(render(timeline, output), nl=False)
+        click.echo(render(timeline, output, assess(timeline)), nl=False)
 
 
-def render(timeline: Timeline, output: str) -> str:
+def render(timeline: Timeline, output: str, assessment: Assessment | None = None) -> str:
     if output == "json":
         from kvtrace.render.structured import to_json
 
-        return to_json(shape.document(timeline))
+        return to_json(shape.document(timeline, assessment))
     if output == "yaml":
         from kvtrace.render.structured import to_yaml
 
-        return to_yaml(shape.document(timeline))
+        return to_yaml(shape.document(timeline, assessment))
     if output == "csv":
         from kvtrace.render.structured import to_csv
 
-        return to_csv(shape.csv_rows(timeline), shape.CSV_FIELDS)
+        return to_csv(shape.csv_rows(timeline, assessment), shape.CSV_FIELDS)
     from kvtrace.render.table import render_table
 
     wide = output == "wide"
     headers = shape.WIDE_HEADERS if wide else shape.TABLE_HEADERS
-    table = render_table(headers, shape.table_rows(timeline, wide))
-    return table + "\n\n" + "\n".join(shape.summary_lines(timeline)) + "\n"
+    table = render_table(headers, shape.table_rows(timeline, wide, assessment))
+    return table + "\n\n" + "\n".join(shape.summary_lines(timeline, assessment)) + "\n"

@@ -8,12 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from kvtrace import __version__
+from kvtrace.model.engine import Assessment
+from kvtrace.render.verdict_shape import mark, model_lines, model_status, verdict_data
 from kvtrace.rows import TimelineRow
 from kvtrace.timefmt import delta_seconds, display, display_delta, iso
 from kvtrace.timeline import Timeline
 
 API_VERSION = "kvtrace.io/v1alpha1"
-TABLE_HEADERS = ["TIME (UTC)", "ΔT", "SOURCE", "VMI", "KIND", "WHAT", "POS"]
+TABLE_HEADERS = ["#", "TIME (UTC)", "ΔT", "SOURCE", "VMI", "KIND", "WHAT", "POS", "VERDICT"]
 WIDE_HEADERS = [*TABLE_HEADERS, "LEVEL", "REASON", "EVIDENCE"]
 CSV_FIELDS = [
     "time",
@@ -28,6 +30,7 @@ CSV_FIELDS = [
     "level",
     "reason",
     "evidence",
+    "verdict",
     "orderUncertain",
 ]
 
@@ -53,7 +56,9 @@ def _previous_times(rows: list[TimelineRow]) -> list[TimelineRow | None]:
     return out
 
 
-def item(row: TimelineRow, previous: TimelineRow | None) -> dict[str, Any]:
+def item(
+    row: TimelineRow, previous: TimelineRow | None, assessment: Assessment | None, index: int
+) -> dict[str, Any]:
     """One row as kubectl-style data (camelCase keys, RFC 3339 times)."""
     delta = delta_seconds(previous.time, row.time) if previous else None
     return {
@@ -71,14 +76,19 @@ def item(row: TimelineRow, previous: TimelineRow | None) -> dict[str, Any]:
         "reason": row.reason,
         "evidence": str(row.evidence),
         "orderUncertain": row.order_uncertain,
+        "verdict": mark(assessment.row_verdict(index)) if assessment else None,
+        "verdicts": [verdict_data(v) for v in assessment.by_row.get(index, [])]
+        if assessment
+        else [],
     }
 
 
-def items(timeline: Timeline) -> list[dict[str, Any]]:
-    return [item(r, p) for r, p in zip(timeline.rows, _previous_times(timeline.rows), strict=True)]
+def items(timeline: Timeline, assessment: Assessment | None = None) -> list[dict[str, Any]]:
+    previous = _previous_times(timeline.rows)
+    return [item(r, previous[i], assessment, i) for i, r in enumerate(timeline.rows)]
 
 
-def document(timeline: Timeline) -> dict[str, Any]:
+def document(timeline: Timeline, assessment: Assessment | None = None) -> dict[str, Any]:
     """The ``kind: Timeline`` document for ``-o json|yaml``."""
     ev = timeline.evidence
     return {
@@ -98,13 +108,13 @@ def document(timeline: Timeline) -> dict[str, Any]:
             "since": timeline.since.isoformat() if timeline.since else None,
             "until": timeline.until.isoformat() if timeline.until else None,
         },
-        "items": items(timeline),
-        "status": status(timeline),
+        "items": items(timeline, assessment),
+        "status": status(timeline, assessment),
     }
 
 
-def status(timeline: Timeline) -> dict[str, Any]:
-    return {
+def status(timeline: Timeline, assessment: Assessment | None = None) -> dict[str, Any]:
+    shaped: dict[str, Any] = {
         "rows": len(timeline.rows),
         "incarnations": timeline.incarnations,
         "sources": [
@@ -124,12 +134,20 @@ def status(timeline: Timeline) -> dict[str, Any]:
         "skippedFiles": [{"path": p, "reason": r} for p, r in timeline.evidence.skipped],
         "notes": timeline.notes,
     }
+    if assessment is not None:
+        shaped["model"] = model_status(assessment)
+    return shaped
 
 
-def table_rows(timeline: Timeline, wide: bool) -> list[list[str]]:
+def table_rows(
+    timeline: Timeline, wide: bool, assessment: Assessment | None = None
+) -> list[list[str]]:
     out = []
-    for row, prev in zip(timeline.rows, _previous_times(timeline.rows), strict=True):
+    previous = _previous_times(timeline.rows)
+    for index, row in enumerate(timeline.rows):
+        prev = previous[index]
         cells = [
+            str(index + 1),
             display(row.time) + ("~" if row.order_uncertain else ""),
             display_delta(prev.time if prev else None, row.time),
             row.source,
@@ -137,6 +155,7 @@ def table_rows(timeline: Timeline, wide: bool) -> list[list[str]]:
             row.category,
             row.what if wide else _clip(row.what, 100),
             row.pos or "",
+            mark(assessment.row_verdict(index)) if assessment else "",
         ]
         if wide:
             cells += [row.level or "", row.reason or "", str(row.evidence)]
@@ -148,13 +167,15 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def csv_rows(timeline: Timeline) -> list[dict[str, Any]]:
-    return [{k: v for k, v in i.items() if k in CSV_FIELDS} for i in items(timeline)]
+def csv_rows(timeline: Timeline, assessment: Assessment | None = None) -> list[dict[str, Any]]:
+    return [{k: v for k, v in i.items() if k in CSV_FIELDS} for i in items(timeline, assessment)]
 
 
-def summary_lines(timeline: Timeline) -> list[str]:
-    """What goes under the table: counts, incarnations, unparsed lines, missing evidence."""
+def summary_lines(timeline: Timeline, assessment: Assessment | None = None) -> list[str]:
+    """What goes under the table: counts, verdicts, unparsed lines, missing evidence."""
     lines = [_headline(timeline)]
+    if assessment is not None:
+        lines += model_lines(assessment)
     for source in timeline.sources:
         problems = source.tally.problems()
         if problems:

@@ -1,0 +1,148 @@
+"""Every VM at once: parse each log once and route its lines to the VMs they belong to.
+
+``kvtrace timeline`` looks for one VM with a raw-byte scan; ``kvtrace check`` needs all of them, so
+it reads every line once and routes each record by uid, by namespace/name, by launcher pod name
+and by the key inside object-less messages — the same attribution rules as the timeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from kvtrace import catalog
+from kvtrace.log_rows import SourceReport, attribute, is_duplicate, make_row
+from kvtrace.rows import TimelineRow
+from kvtrace.sources.model import VM, Evidence, LogStream
+from kvtrace.vmscope import VMScope, build_scope
+from parsers.logstream import LogParser
+from parsers.records import DUPLICATE, RECORD, LogRecord
+
+VMKey = tuple[str, str]
+ACTION_FILES = {"vm.go", "vmi.go", "lifecycle.go"}
+
+
+@dataclass
+class Router:
+    """Indexes from identifiers to VM keys, grown as logs name VMs without objects."""
+
+    scopes: dict[VMKey, VMScope]
+    evidence: Evidence
+    by_uid: dict[str, VMKey] = field(default_factory=dict)
+    by_pod: dict[tuple[str, str], VMKey] = field(default_factory=dict)
+    discover: bool = True
+    namespaces: set[str] | None = None
+
+    def index(self, key: VMKey, scope: VMScope) -> None:
+        self.scopes[key] = scope
+        for uid in (scope.vm_uid, *scope.vmi_uids, *(p.uid for p in scope.pods)):
+            if uid:
+                self.by_uid[uid] = key
+        for pod in scope.pods:
+            self.by_pod[(scope.namespace, pod.name)] = key
+
+    def keys_for(self, record: LogRecord, matched: dict[str, str]) -> set[VMKey]:
+        keys = set()
+        if record.uid and record.uid in self.by_uid:
+            keys.add(self.by_uid[record.uid])
+        if record.namespace and record.name:
+            keys |= self._by_name(record.namespace, record.name, record)
+        if "/" in matched.get("key", ""):
+            namespace, name = matched["key"].split("/", 1)
+            keys |= self._by_name(namespace, name, record)
+        return keys
+
+    def _by_name(self, namespace: str, name: str, record: LogRecord) -> set[VMKey]:
+        if (namespace, name) in self.scopes:
+            return {(namespace, name)}
+        if (namespace, name) in self.by_pod:
+            return {self.by_pod[(namespace, name)]}
+        if name.startswith("virt-launcher-") and len(name) > 20:
+            owner = (namespace, name[len("virt-launcher-") : -6])
+            if owner in self.scopes:
+                return {owner}
+        if self._discoverable(namespace, record):
+            self.index((namespace, name), build_scope(self.evidence, namespace, name))
+            return {(namespace, name)}
+        return set()
+
+    def _discoverable(self, namespace: str, record: LogRecord) -> bool:
+        """A VM known only from logs: a VM-controller line about a VM-looking name."""
+        pos_file = (record.pos or "").split(":", 1)[0]
+        in_scope = self.namespaces is None or namespace in self.namespaces
+        return self.discover and in_scope and pos_file == "vm.go"
+
+
+def router_for(evidence: Evidence, namespaces: set[str] | None, only: VMKey | None) -> Router:
+    router = Router({}, evidence, discover=only is None, namespaces=namespaces)
+    keys = {(o.namespace or "default", o.name) for o in evidence.of_kind(VM)}
+    if only is not None:
+        keys = {only}
+    for key in sorted(keys):
+        if namespaces is None or key[0] in namespaces:
+            router.index(key, build_scope(evidence, *key))
+    return router
+
+
+@dataclass
+class BulkResult:
+    rows: dict[VMKey, list[TimelineRow]]
+    leader_rows: list[TimelineRow]
+    reports: list[SourceReport]
+
+
+def bulk_log_rows(
+    router: Router, streams: Iterable[LogStream], anchor: datetime | None
+) -> BulkResult:
+    result = BulkResult({}, [], [])
+    seen: set[tuple[object, ...]] = set()
+    for stream in sorted(streams, key=lambda s: s.info.source_id):
+        report = SourceReport(
+            stream.info.source_id,
+            stream.info.pod,
+            stream.info.container,
+            stream.info.instance,
+            0,
+            0,
+        )
+        for record in _records(stream, anchor, report):
+            _route(router, record, stream, result, report, seen)
+        result.reports.append(report)
+    return result
+
+
+def _records(
+    stream: LogStream, anchor: datetime | None, report: SourceReport
+) -> Iterator[LogRecord]:
+    parser = LogParser(stream.info, policy="skip", anchor=anchor)
+    with stream.open() as handle:
+        yield from parser.parse(handle)
+    report.tally.update(parser.tally)
+    report.lines = report.candidates = parser.tally.lines()
+
+
+def _route(
+    router: Router,
+    record: LogRecord,
+    stream: LogStream,
+    result: BulkResult,
+    report: SourceReport,
+    seen: set[tuple[object, ...]],
+) -> None:
+    found = catalog.match(record.msg)
+    entry, matched = found if found else (None, {})
+    if entry and entry.category == "leader":
+        result.leader_rows.append(make_row(record, stream, entry, matched, None))
+        return
+    keys = router.keys_for(record, matched)
+    if keys and is_duplicate(record, stream, seen):
+        report.tally[RECORD] -= 1
+        report.tally[DUPLICATE] += 1
+        return
+    for key in keys:
+        attribution = attribute(record, router.scopes[key], matched)
+        if attribution is not None:
+            row = make_row(record, stream, entry, matched, attribution.vmi_uid)
+            result.rows.setdefault(key, []).append(row)
+            report.rows += 1

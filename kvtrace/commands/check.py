@@ -1,0 +1,94 @@
+"""``kvtrace check``: run the controller model over every selected VM; gate CI on violations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from kvtrace.errors import EXIT_FINDINGS, UsageError
+from kvtrace.model.verdicts import SEVERITIES
+from kvtrace.options import evidence_options, output_option, split_key
+from kvtrace.pipeline import open_evidence
+
+if TYPE_CHECKING:
+    from kvtrace.check import CheckReport, Selection
+
+FORMATS = ["table", "json", "yaml", "csv"]
+
+
+@click.command("check")
+@click.argument("vm", metavar="[NAMESPACE/VM]", required=False)
+@click.option("-n", "--namespace", help="Only VMs in this namespace (default: default).")
+@click.option("-A", "--all-namespaces", is_flag=True, help="VMs in every namespace.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(list(SEVERITIES)),
+    default="error",
+    show_default=True,
+    help="Exit 3 when a violation of at least this severity exists.",
+)
+@click.option(
+    "--kubevirt-version",
+    metavar="VERSION",
+    help="The KubeVirt version that wrote the evidence (else detected).",
+)
+@evidence_options
+@output_option(FORMATS)
+def check_command(
+    vm: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
+    fail_on: str,
+    kubevirt_version: str | None,
+    bundle: str | None,
+    logs: tuple[str, ...],
+    output: str,
+) -> None:
+    """Check every step of each VM's timeline against the built-in model of virt-controller."""
+    from kvtrace.check import run_check
+
+    selection = _selection(vm, namespace, all_namespaces)
+    with open_evidence(bundle, logs) as evidence:
+        report = run_check(evidence, selection, kubevirt_version)
+        click.echo(render(report, output), nl=False)
+    if report.violations(fail_on):
+        raise click.exceptions.Exit(EXIT_FINDINGS)
+
+
+def _selection(vm: str | None, namespace: str | None, all_namespaces: bool) -> Selection:
+    from kvtrace.check import Selection
+
+    if vm and (namespace or all_namespaces):
+        raise UsageError("give NAMESPACE/VM, or -n NAMESPACE, or -A — not several")
+    if namespace and all_namespaces:
+        raise UsageError("-n and -A exclude each other")
+    if vm:
+        ns, name = split_key(vm)
+        return Selection(ns, name)
+    return Selection(None if all_namespaces else (namespace or "default"))
+
+
+def render(report: CheckReport, output: str) -> str:
+    from kvtrace.render import check_shape as shape
+
+    if output == "json":
+        from kvtrace.render.structured import to_json
+
+        return to_json(shape.document(report))
+    if output == "yaml":
+        from kvtrace.render.structured import to_yaml
+
+        return to_yaml(shape.document(report))
+    if output == "csv":
+        from kvtrace.render.structured import to_csv
+
+        return to_csv([shape.vm_item(vm) for vm in report.vms], shape.CSV_FIELDS)
+    from kvtrace.render.table import render_table
+
+    parts = [render_table(shape.HEADERS, shape.table_rows(report))]
+    violations = shape.violation_lines(report)
+    if violations:
+        parts.append("\n".join(violations))
+    parts.append("\n".join(shape.summary_lines(report)))
+    return "\n\n".join(parts) + "\n"

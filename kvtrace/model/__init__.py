@@ -1,0 +1,2 @@
+"""The built-in model of virt-controller (KubeVirt v1.7.0–v1.9.0): rules that explain, flag or
+cannot verify each step of a VM's timeline. Read ``rules.py`` as the table of contents."""

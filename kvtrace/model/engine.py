@@ -1,0 +1,69 @@
+"""Run every rule over a timeline and collect the verdicts, per rule and per row."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from kvtrace.model.facts import derive, is_action
+from kvtrace.model.rules import RULES
+from kvtrace.model.verdicts import EXPLAINED, UNVERIFIABLE, VIOLATION, Verdict, severity_rank
+from kvtrace.timeline import Timeline
+
+# Rules that hold for almost every action line: shown only when nothing more specific applies.
+GENERIC_RULES = frozenset({"KV-RS-01", "KV-LD-01", "KV-LD-02", "KV-RC-03", "KV-EX-01"})
+
+
+@dataclass
+class Assessment:
+    """All verdicts of one VM's timeline."""
+
+    verdicts: list[Verdict]
+    by_row: dict[int, list[Verdict]] = field(default_factory=dict)
+
+    def counts(self) -> Counter[str]:
+        return Counter(v.status for v in self.verdicts)
+
+    def violations(self, at_least: str = "info") -> list[Verdict]:
+        floor = severity_rank(at_least)
+        return [
+            v for v in self.verdicts if v.status == VIOLATION and severity_rank(v.severity) >= floor
+        ]
+
+    def unverifiable(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.status == UNVERIFIABLE]
+
+    def row_verdict(self, index: int) -> Verdict | None:
+        """The verdict a table shows for a row: a violation first, then the most specific
+        explanation, then an open question (every verdict stays in the JSON)."""
+        found = self.by_row.get(index, [])
+        for status in (VIOLATION, EXPLAINED, UNVERIFIABLE):
+            matching = sorted(
+                (v for v in found if v.status == status), key=lambda v: v.rule in GENERIC_RULES
+            )
+            if matching:
+                return matching[0]
+        return None
+
+
+def assess(timeline: Timeline) -> Assessment:
+    facts = derive(timeline)
+    verdicts = [
+        Verdict(rule.id, rule.severity, finding.status, finding.why, finding.rows)
+        for rule in RULES
+        for finding in rule.check(facts)
+    ]
+    assessment = Assessment(verdicts)
+    for verdict in verdicts:
+        for index in verdict.rows:
+            assessment.by_row.setdefault(index, []).append(verdict)
+    return assessment
+
+
+def unexplained_actions(timeline: Timeline, assessment: Assessment) -> list[int]:
+    """Controller actions no rule explains: what the model cannot account for."""
+    return [
+        i
+        for i, row in enumerate(timeline.rows)
+        if is_action(row) and not any(v.status == EXPLAINED for v in assessment.by_row.get(i, []))
+    ]

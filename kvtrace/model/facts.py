@@ -1,0 +1,161 @@
+"""Facts the rules reason over, derived once from a Timeline.
+
+Run strategy (``types.go:1957-1970``: ``running`` true → Always, false or unset → Halted),
+VMI incarnations with their phase timestamps, reconciles rebuilt from log lines (at default
+verbosity no reconcile-start line exists, ``controllers.md`` §1.6: a decision line opens a
+reconcile, ``re-enqueuing`` closes one), and leader epochs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kvtrace.leader import Epoch, lease_epochs, replica_of
+from kvtrace.rows import TimelineRow
+from kvtrace.sources.model import KubeObject
+from kvtrace.timeline import Timeline
+from parsers.records import Timestamp
+
+ACTION_CATEGORIES = {"decision", "api", "failure", "requeue", "backoff"}
+FINAL = {"Succeeded", "Failed"}
+# Lines a reconcile prints before its stop decision (vm.go:985 → 1005, vm.go:1045 → 1052).
+PRELUDES = {"vm.restart-request", "vm.stop-request"}
+SAME_RECONCILE_SECONDS = 1.0
+
+
+@dataclass
+class Incarnation:
+    """One VMI uid: its object (if collected), creation and phase timestamps."""
+
+    uid: str
+    vmi: KubeObject | None = None
+    created: Timestamp | None = None
+    phases: dict[str, list[int]] = field(default_factory=dict)  # phase → row indices
+
+    def phase_time(self, rows: list[TimelineRow], phase: str) -> Timestamp | None:
+        found = self.phases.get(phase)
+        return rows[found[0]].time if found else None
+
+    @property
+    def status(self) -> dict[str, Any]:
+        status = self.vmi.body.get("status") if self.vmi else None
+        return status if isinstance(status, dict) else {}
+
+
+@dataclass
+class Reconcile:
+    """Consecutive action lines of one replica for this VM, as one reconcile."""
+
+    replica: str
+    rows: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Facts:
+    timeline: Timeline
+    strategy: str | None
+    incarnations: list[Incarnation]
+    reconciles: list[Reconcile]
+    epochs: list[Epoch]
+
+    @property
+    def rows(self) -> list[TimelineRow]:
+        return self.timeline.rows
+
+    @property
+    def vm(self) -> KubeObject | None:
+        return self.timeline.scope.vm
+
+    def actions(self) -> list[int]:
+        return [i for i, r in enumerate(self.rows) if is_action(r)]
+
+    def by_message(self, *ids: str) -> list[int]:
+        return [i for i, r in enumerate(self.rows) if r.message_id in ids and r.origin == "log"]
+
+    def incarnation(self, uid: str | None) -> Incarnation | None:
+        return next((inc for inc in self.incarnations if inc.uid == uid), None)
+
+    def reconcile_of(self, index: int) -> Reconcile | None:
+        return next((rc for rc in self.reconciles if index in rc.rows), None)
+
+    def strategy_of(self, index: int) -> str | None:
+        """The strategy a decision line names, else the VM's current one."""
+        return self.rows[index].arg("strategy") or self.strategy
+
+
+def is_action(row: TimelineRow) -> bool:
+    return row.origin == "log" and row.category in ACTION_CATEGORIES
+
+
+def run_strategy(vm: KubeObject | None) -> str | None:
+    if vm is None:
+        return None
+    spec = vm.body.get("spec") or {}
+    if spec.get("runStrategy"):
+        return str(spec["runStrategy"])
+    return "Always" if spec.get("running") is True else "Halted"
+
+
+def derive(timeline: Timeline) -> Facts:
+    return Facts(
+        timeline=timeline,
+        strategy=run_strategy(timeline.scope.vm),
+        incarnations=_incarnations(timeline),
+        reconciles=rebuild_reconciles(timeline.rows),
+        epochs=lease_epochs(timeline.rows),
+    )
+
+
+def _incarnations(timeline: Timeline) -> list[Incarnation]:
+    by_uid = {uid: Incarnation(uid) for uid in timeline.incarnations}
+    for vmi in timeline.scope.vmis:
+        if vmi.uid in by_uid:
+            by_uid[vmi.uid].vmi = vmi
+    for index, row in enumerate(timeline.rows):
+        inc = by_uid.get(row.incarnation or "")
+        if inc is None:
+            continue
+        if row.category == "phase":
+            inc.phases.setdefault(row.arg("phase") or "", []).append(index)
+        elif row.category == "object" and row.what == "VMI created":
+            inc.created = row.time
+    return list(by_uid.values())
+
+
+def rebuild_reconciles(rows: list[TimelineRow]) -> list[Reconcile]:
+    reconciles: list[Reconcile] = []
+    current: dict[str, Reconcile] = {}
+    for index, row in enumerate(rows):
+        if not is_action(row):
+            continue
+        replica = replica_of(row.source)
+        open_one = current.get(replica)
+        if open_one is None or _starts_new(rows, open_one, row):
+            open_one = Reconcile(replica)
+            reconciles.append(open_one)
+            current[replica] = open_one
+        open_one.rows.append(index)
+        if row.category == "requeue":
+            del current[replica]
+    return reconciles
+
+
+def _starts_new(rows: list[TimelineRow], reconcile: Reconcile, row: TimelineRow) -> bool:
+    last = rows[reconcile.rows[-1]]
+    if _gap(last, row) > SAME_RECONCILE_SECONDS:
+        return True
+    if row.category in ("decision", "backoff"):
+        return not (last.message_id in PRELUDES and row.message_id == "vm.stop")
+    return False
+
+
+def _gap(a: TimelineRow, b: TimelineRow) -> float:
+    if a.time is None or b.time is None:
+        return 0.0
+    return (b.time.at - a.time.at).total_seconds()
+
+
+def seconds_between(a: datetime, b: datetime) -> float:
+    return (b - a).total_seconds()

@@ -1,0 +1,174 @@
+"""The rule table: every behaviour of virt-controller kvtrace checks, with its source positions.
+
+Positions are KubeVirt v1.9.0 (tag 79d34c17); the message texts are the same from v1.7.0 on
+(``controllers.md`` §10), so the model applies to v1.7.0–v1.9.x.
+"""
+
+from __future__ import annotations
+
+from kvtrace.model import rules_backoff as bo
+from kvtrace.model import rules_leader as ld
+from kvtrace.model import rules_phases as ph
+from kvtrace.model import rules_reconcile as rc
+from kvtrace.model import rules_startvmi as sv
+from kvtrace.model import rules_strategy as rs
+from kvtrace.model.verdicts import Rule
+
+MODEL_VERSIONS = ("v1.7.0", "v1.9.99")  # inclusive lower bound, exclusive upper bound
+ENCODED_VERSION = "v1.9.0"
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "KV-RS-01",
+        "error",
+        "Each run-strategy decision line is printed only for the strategies whose branch prints it.",
+        (
+            "vm.go:985",
+            "vm.go:1005",
+            "vm.go:1032",
+            "vm.go:1045",
+            "vm.go:1052",
+            "vm.go:1094",
+            "vm.go:1105",
+            "vm.go:1134",
+            "vm.go:1142",
+            "vm.go:1167",
+        ),
+        rs.decision_text,
+    ),
+    Rule(
+        "KV-RS-02",
+        "error",
+        "Always and RerunOnFailure stop a VMI only when it is final or a stop/restart was requested.",
+        ("vm.go:979-1016", "vm.go:1041-1066"),
+        rs.stop_needs_final_or_request,
+    ),
+    Rule(
+        "KV-RS-03",
+        "error",
+        "RerunOnFailure recreates a VMI after it Failed, never after it Succeeded without a start request.",
+        ("vm.go:1052-1063", "vm.go:1067-1081"),
+        rs.rerun_after_failure_only,
+    ),
+    Rule(
+        "KV-RS-04",
+        "error",
+        "Once starts its VMI once and never stops or deletes it (unless the VM is deleted).",
+        ("vm.go:1140-1149",),
+        rs.once_never_restarts,
+    ),
+    Rule(
+        "KV-RS-05",
+        "error",
+        "Halted only stops: a start request first turns the VM into Always, so no VMI is created under Halted.",
+        ("vm.go:1115-1139",),
+        rs.halted_never_creates,
+    ),
+    Rule(
+        "KV-RC-01",
+        "error",
+        "The delete of a VMI and the create of its successor never happen in the same reconcile.",
+        ("vm.go:1016", "vm.go:1065", "vm.go:1100", "vm.go:3225"),
+        rc.delete_and_create_apart,
+    ),
+    Rule(
+        "KV-RC-02",
+        "error",
+        "A VMI create or delete is decided by a run-strategy line in the same reconcile; decision lines repeat while a VMI terminates and are not deletes.",
+        ("vm.go:1005", "vm.go:1341", "vm.go:1658-1688", "vm.go:3236-3249"),
+        rc.api_call_follows_decision,
+    ),
+    Rule(
+        "KV-RC-03",
+        "error",
+        "A VMI incarnation is deleted once: stopVMI does nothing once the VMI has a deletionTimestamp.",
+        ("vm.go:1658-1688",),
+        rc.one_delete_per_incarnation,
+    ),
+    Rule(
+        "KV-RC-04",
+        "warning",
+        "A failed reconcile ends in re-enqueuing, retried by the rate limiter (5 ms·2^(n-1) up to 1000 s, max'ed with a 10 qps/100 burst bucket).",
+        ("vm.go:336-355", "vm.go:448", "vm.go:348", "vm.go:153-156"),
+        rc.failure_ends_in_requeue,
+    ),
+    Rule(
+        "KV-EX-01",
+        "error",
+        "Expectations prevent a second VMI create before the first create was observed.",
+        ("vm.go:1333", "vm.go:2012", "vm.go:3225", "vm.go:1286", "vm.go:1336"),
+        rc.no_duplicate_create,
+    ),
+    Rule(
+        "KV-SV-01",
+        "error",
+        "startVMI names the start revision revision-start-vm-<vm uid>-<generation> and records it in status.virtualMachineRevisionName.",
+        ("vm.go:1284-1291", "vm.go:1694-1700", "vm.go:1840-1866"),
+        sv.revision_name,
+    ),
+    Rule(
+        "KV-SV-02",
+        "error",
+        "A created VMI carries the VM-controller finalizer, the foreground-delete finalizer, the kubevirt.io/vm-generation annotation and a controller reference to the VM.",
+        ("vm.go:1291", "vm.go:1300", "vm.go:1889-1892", "vmi-mutator.go:128-137"),
+        sv.vmi_metadata,
+    ),
+    Rule(
+        "KV-SV-03",
+        "error",
+        "The VMI firmware UUID is the VM template's, or the legacy uuid5 of the VM name when the template has none.",
+        ("vm.go:1933-1948", "firmware.go:83-89"),
+        sv.firmware_uuid,
+    ),
+    Rule(
+        "KV-PH-01",
+        "error",
+        "VMI phases advance Pending → Scheduling → Scheduled → Running → Succeeded/Failed.",
+        ("lifecycle.go:256-613", "pkg/virt-handler/vm.go:2319-2390"),
+        ph.phase_order,
+    ),
+    Rule(
+        "KV-PH-02",
+        "error",
+        "Each phase gets at most one transition timestamp, and phase Unknown is never set.",
+        ("controller.go:389-404", "types.go:1122"),
+        ph.phase_bookkeeping,
+    ),
+    Rule(
+        "KV-PH-03",
+        "error",
+        "The Scheduling → Scheduled hand-over sets the kubevirt.io/nodeName label and status.nodeName to the pod's node.",
+        ("lifecycle.go:421-426",),
+        ph.handover,
+    ),
+    Rule(
+        "KV-BO-01",
+        "error",
+        "After n consecutive VMIs end without reaching Running, the next start waits at least 10·n² s (plus up to 50 % jitter, at most 300 s).",
+        ("vm.go:1477-1504", "vm.go:1558-1603"),
+        bo.start_failure_backoff,
+    ),
+    Rule(
+        "KV-BO-02",
+        "error",
+        "A start deferred by the backoff ('Waiting N more seconds') does not happen before those N seconds.",
+        ("vm.go:1027", "vm.go:1076", "vm.go:1558-1573"),
+        bo.backoff_wait_honoured,
+    ),
+    Rule(
+        "KV-LD-01",
+        "error",
+        "Only the replica holding the virt-controller Lease runs the controllers.",
+        ("application.go:604", "application.go:614", "leaderelection.go:257-271"),
+        ld.leader_only,
+    ),
+    Rule(
+        "KV-LD-02",
+        "warning",
+        "Two replicas never act for the same VM within one lease duration (15 s): that would be split brain.",
+        ("leaderelectionconfig/config.go:30-44", "application.go:1170-1172"),
+        ld.no_split_brain,
+    ),
+)
+
+RULES_BY_ID = {rule.id: rule for rule in RULES}

@@ -1,0 +1,120 @@
+"""Crash-loop backoff (vm.go:1477-1603, ``controllers.md`` §5.1).
+
+A VMI that ends (Succeeded or Failed) without ever reaching Running counts as a start failure:
+the n-th consecutive one delays the next start by ``10·n²`` s plus up to 50 % jitter, capped at
+300 s, counted from when the VM controller observes it (``retryAfterTimestamp``, whole seconds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kvtrace.model.facts import FINAL, Facts
+from kvtrace.model.verdicts import Finding, explained, unverifiable, violated
+
+MAX_DELAY = 300
+TOLERANCE = 1.0  # retryAfterTimestamp and the comparison use whole seconds (vm.go:1558-1573)
+
+
+def minimum_delay(consecutive_failures: int) -> int:
+    """The least ``calculateStartBackoffTime`` can return: jitter only adds (vm.go:1477-1504)."""
+    count = max(consecutive_failures, 1)
+    return min(max(MAX_DELAY // 30, 10) * count * count, MAX_DELAY)
+
+
+def maximum_delay(consecutive_failures: int) -> int:
+    base = minimum_delay(consecutive_failures)
+    return min(base + base // 2, MAX_DELAY)
+
+
+def start_failure_backoff(facts: Facts) -> Iterator[Finding]:
+    streak = 0
+    for start in facts.by_message("vm.start"):
+        stop = _last_final_stop(facts, start)
+        if stop is None:
+            continue
+        ran = _reached_running(facts, facts.rows[stop].incarnation)
+        if ran is True:
+            streak = 0
+            yield explained("the VMI had reached Running: no start-failure backoff", stop, start)
+            continue
+        waited = _seconds(facts, stop, start)
+        if ran is None:
+            yield from _unknown_run(facts, stop, start, waited)
+            continue
+        streak += 1
+        least = minimum_delay(streak)
+        if waited + TOLERANCE < least:
+            yield violated(
+                f"start {waited:.1f}s after start failure #{streak}; "
+                f"the backoff allows no less than {least}s",
+                stop,
+                start,
+            )
+        else:
+            yield explained(
+                f"start {waited:.1f}s after start failure #{streak} "
+                f"(backoff {least}–{maximum_delay(streak)}s)",
+                stop,
+                start,
+            )
+
+
+def _unknown_run(facts: Facts, stop: int, start: int, waited: float) -> Iterator[Finding]:
+    delayed = [i for i in facts.by_message("vm.backoff") if stop < i < start]
+    if delayed:
+        yield explained("the controller delayed this start for the backoff", *delayed, start)
+    elif waited + TOLERANCE >= minimum_delay(1):
+        yield explained(
+            f"start {waited:.1f}s after the stop: no backoff could be pending", stop, start
+        )
+    else:
+        uid = (facts.rows[stop].incarnation or "?")[:8]
+        yield unverifiable(
+            f"whether VMI {uid} reached Running is not in the evidence; had it failed before "
+            f"Running, a start {waited:.2f}s later would break the {minimum_delay(1)}s backoff",
+            stop,
+            start,
+        )
+
+
+def _last_final_stop(facts: Facts, start: int) -> int | None:
+    stops = [
+        i for i in facts.by_message("vm.stop") if i < start and facts.rows[i].arg("phase") in FINAL
+    ]
+    if not stops:
+        return None
+    incarnation = facts.rows[stops[-1]].incarnation
+    first = [i for i in stops if facts.rows[i].incarnation == incarnation]
+    return first[0]  # when the controller first saw the final VMI: retryAfter counts from there
+
+
+def _reached_running(facts: Facts, uid: str | None) -> bool | None:
+    inc = facts.incarnation(uid)
+    if inc is None or not inc.phases:
+        return None
+    return "Running" in inc.phases
+
+
+def _seconds(facts: Facts, a: int, b: int) -> float:
+    ta, tb = facts.rows[a].time, facts.rows[b].time
+    return (tb.at - ta.at).total_seconds() if ta and tb else 0.0
+
+
+def backoff_wait_honoured(facts: Facts) -> Iterator[Finding]:
+    for delay in facts.by_message("vm.backoff"):
+        seconds = int(facts.rows[delay].arg("seconds") or 0)
+        later = [i for i in facts.by_message("vm.start") if i > delay]
+        if seconds > MAX_DELAY:
+            yield violated(f"a wait of {seconds}s exceeds the 300s cap", delay)
+        elif not later:
+            yield explained(f"start deferred {seconds}s", delay)
+        elif _seconds(facts, delay, later[0]) + TOLERANCE < seconds:
+            yield violated(
+                f"started {_seconds(facts, delay, later[0]):.1f}s after "
+                f"being told to wait {seconds}s",
+                delay,
+                later[0],
+            )
+        else:
+            yield explained(f"started after the announced {seconds}s wait", delay, later[0])

@@ -1,0 +1,123 @@
+"""Reconcile-shape checks: API calls, separate reconciles, expectations, re-enqueues.
+
+Every stop branch returns right after ``stopVMI`` (vm.go:1016, 1065, 1100), a create needs the
+VMI gone from the cache, and while a create or delete expectation is pending ``sync`` returns
+before deciding (vm.go:3225): delete and create never share a reconcile (``controllers.md``
+§3.4). Expectations (vm.go:1333, 2012; §4.5) keep a second create from happening before the first
+is observed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import pairwise
+
+from kvtrace.model.facts import Facts
+from kvtrace.model.rules_strategy import STARTS, STOPS
+from kvtrace.model.verdicts import Finding, explained, unverifiable, violated
+
+DECISIONS_FOR = {"vm.created": STARTS, "vm.deleted": STOPS}
+COLLISION = "already exists"
+
+
+def delete_and_create_apart(facts: Facts) -> Iterator[Finding]:
+    for reconcile in facts.reconciles:
+        ids = {facts.rows[i].message_id: i for i in reconcile.rows}
+        if "vm.deleted" in ids and "vm.created" in ids:
+            yield violated(
+                "the VMI was deleted and its successor created in one reconcile",
+                ids["vm.deleted"],
+                ids["vm.created"],
+            )
+        elif "vm.created" in ids:
+            yield explained("the create ran in a reconcile of its own", ids["vm.created"])
+
+
+def api_call_follows_decision(facts: Facts) -> Iterator[Finding]:
+    vm_deleting = bool(facts.vm and (facts.vm.body.get("metadata") or {}).get("deletionTimestamp"))
+    for i in facts.by_message("vm.created", "vm.deleted"):
+        row = facts.rows[i]
+        reconcile = facts.reconcile_of(i)
+        decided = [
+            j
+            for j in (reconcile.rows if reconcile else [])
+            if j < i and facts.rows[j].message_id in DECISIONS_FOR[row.message_id or ""]
+        ]
+        if decided:
+            yield explained(
+                f"{facts.rows[decided[-1]].message_id} decided this call", decided[-1], i
+            )
+        elif row.message_id == "vm.deleted" and vm_deleting:
+            yield explained("the VM is being deleted: stopVMI runs without a decision line", i)
+        else:
+            yield violated(f"{row.message_id} with no decision line in its reconcile", i)
+    yield from _repeated_decisions(facts)
+
+
+def _repeated_decisions(facts: Facts) -> Iterator[Finding]:
+    """Stop decisions without a delete repeat while the VMI terminates (vm.go:1005, 1134)."""
+    for reconcile in facts.reconciles:
+        ids = [facts.rows[i].message_id for i in reconcile.rows]
+        stops = [i for i in reconcile.rows if facts.rows[i].message_id in STOPS]
+        if stops and "vm.deleted" not in ids:
+            yield explained("decision repeats while the VMI terminates; no delete is sent", *stops)
+
+
+def one_delete_per_incarnation(facts: Facts) -> Iterator[Finding]:
+    seen: dict[str, int] = {}
+    for i in facts.by_message("vm.deleted"):
+        key = facts.rows[i].incarnation or "?"
+        if key in seen and key != "?":
+            yield violated("a second delete for the same VMI incarnation", seen[key], i)
+        else:
+            seen[key] = i
+            yield explained("one delete for this incarnation", i)
+
+
+def no_duplicate_create(facts: Facts) -> Iterator[Finding]:
+    creates = facts.by_message("vm.created")
+    deletes = facts.by_message("vm.deleted")
+    for before, after in pairwise(creates):
+        first, second = facts.rows[before].incarnation, facts.rows[after].incarnation
+        if any(before < d < after for d in deletes):
+            yield explained("the previous VMI was deleted before this create", after)
+        elif first and second and first != second:
+            yield explained(
+                "a new VMI: the previous one vanished without a controller delete", after
+            )
+        elif first and first == second:
+            yield violated("a second VMI create while the first VMI still existed", before, after)
+        else:
+            yield unverifiable(
+                "two creates without a delete; the VMIs are not in the evidence", before, after
+            )
+    for i in facts.by_message("vm.revision-failed", "vm.create-failed"):
+        reason = facts.rows[i].reason or ""
+        if COLLISION in reason or facts.rows[i].what.endswith(": /"):
+            yield violated(
+                "create collided with an existing object: a stale-cache duplicate create", i
+            )
+    for i in facts.by_message("vm.reconcile-failed"):
+        if "Failure while starting VMI" in (facts.rows[i].reason or "") and COLLISION in (
+            facts.rows[i].reason or ""
+        ):
+            yield violated("reconcile failed on an already existing VMI or revision", i)
+    if creates[:1]:
+        yield explained("first create", creates[0])
+
+
+def failure_ends_in_requeue(facts: Facts) -> Iterator[Finding]:
+    """``Execute`` logs ``re-enqueuing`` after every failed reconcile (vm.go:336-355)."""
+    for i in facts.by_message("vm.reconcile-failed", "vm.status-failed"):
+        reconcile = facts.reconcile_of(i)
+        after = [
+            j
+            for j in (reconcile.rows if reconcile else [])
+            if j > i and facts.rows[j].message_id == "vm.requeue"
+        ]
+        if after:
+            yield explained("the failed reconcile was re-enqueued with backoff", i, after[0])
+        elif i == max(facts.actions(), default=-1):
+            yield unverifiable("the log ends right after the failure", i)
+        else:
+            yield violated("a failed reconcile with no re-enqueuing line", i)

@@ -1,0 +1,71 @@
+"""Rules and verdicts: the shapes every check returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kvtrace.model.facts import Facts
+
+EXPLAINED = "explained"
+VIOLATION = "violation"
+UNVERIFIABLE = "unverifiable"
+
+MARKS = {EXPLAINED: "✓", VIOLATION: "✗", UNVERIFIABLE: "?"}
+SEVERITIES = ("info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a check found: a status, one line saying why, and the rows it rests on."""
+
+    status: str
+    why: str
+    rows: tuple[int, ...] = ()
+
+
+def explained(why: str, *rows: int) -> Finding:
+    return Finding(EXPLAINED, why, rows)
+
+
+def violated(why: str, *rows: int) -> Finding:
+    return Finding(VIOLATION, why, rows)
+
+
+def unverifiable(why: str, *rows: int) -> Finding:
+    return Finding(UNVERIFIABLE, why, rows)
+
+
+Check = Callable[["Facts"], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One behaviour of the controller: id, severity, one sentence, source positions, a check."""
+
+    id: str
+    severity: str
+    sentence: str
+    positions: tuple[str, ...]
+    check: Check
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A finding of one rule: explained, violated, or not checkable with what is missing."""
+
+    rule: str
+    severity: str
+    status: str
+    why: str
+    rows: tuple[int, ...] = ()  # indices into Timeline.rows: the evidence
+
+    @property
+    def mark(self) -> str:
+        return MARKS[self.status]
+
+
+def severity_rank(severity: str) -> int:
+    return SEVERITIES.index(severity)

@@ -1,0 +1,137 @@
+"""Shape a CheckReport: one row per VM (violations first), then every violation with evidence."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtrace import __version__
+from kvtrace.check import CheckReport, VMCheck
+from kvtrace.model.rules import ENCODED_VERSION
+from kvtrace.model.verdicts import Verdict
+from kvtrace.render.verdict_shape import verdict_data
+
+HEADERS = [
+    "VM",
+    "RUNSTRATEGY",
+    "INCARNATIONS",
+    "RESTARTS",
+    "VIOLATIONS",
+    "UNVERIFIABLE",
+    "CREATION→RUNNING P50/MAX",
+]
+CSV_FIELDS = [
+    "namespace",
+    "name",
+    "runStrategy",
+    "incarnations",
+    "restarts",
+    "violations",
+    "unverifiable",
+    "creationToRunningP50",
+    "creationToRunningMax",
+]
+
+
+def _sorted(report: CheckReport) -> list[VMCheck]:
+    return sorted(report.vms, key=lambda vm: (-len(vm.assessment.violations()), vm.key))
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f}s"
+
+
+def vm_item(vm: VMCheck) -> dict[str, Any]:
+    p50, worst = vm.latency()
+    counts = vm.assessment.counts()
+    return {
+        "namespace": vm.key[0],
+        "name": vm.key[1],
+        "runStrategy": vm.strategy,
+        "incarnations": vm.incarnations,
+        "restarts": vm.restarts,
+        "violations": counts.get("violation", 0),
+        "unverifiable": counts.get("unverifiable", 0),
+        "explained": counts.get("explained", 0),
+        "creationToRunningP50": p50,
+        "creationToRunningMax": worst,
+    }
+
+
+def table_rows(report: CheckReport) -> list[list[str]]:
+    rows = []
+    for vm in _sorted(report):
+        item = vm_item(vm)
+        rows.append(
+            [
+                f"{vm.key[0]}/{vm.key[1]}",
+                item["runStrategy"] or "?",
+                str(item["incarnations"]),
+                str(item["restarts"]),
+                str(item["violations"]),
+                str(item["unverifiable"]),
+                f"{_seconds(item['creationToRunningP50'])}/{_seconds(item['creationToRunningMax'])}",
+            ]
+        )
+    return rows
+
+
+def evidence_of(vm: VMCheck, verdict: Verdict) -> list[str]:
+    return [f"{vm.timeline.rows[i].evidence} ({vm.timeline.rows[i].what})" for i in verdict.rows]
+
+
+def violation_lines(report: CheckReport) -> list[str]:
+    lines = []
+    for vm, verdict in report.violations():
+        lines.append(
+            f"✗ {verdict.rule} ({verdict.severity}) {vm.key[0]}/{vm.key[1]}: {verdict.why}"
+        )
+        lines += [f"    at {ref}" for ref in evidence_of(vm, verdict)]
+    return lines
+
+
+def summary_lines(report: CheckReport) -> list[str]:
+    total = sum(len(vm.assessment.violations()) for vm in report.vms)
+    unverifiable = sum(len(vm.assessment.unverifiable()) for vm in report.vms)
+    lines = [
+        f"{len(report.vms)} VM(s) in {report.selection.describe()} · "
+        f"model KubeVirt {ENCODED_VERSION} · "
+        f"evidence KubeVirt {report.version.version or 'unknown'} ({report.version.source}) · "
+        f"{total} violation(s), {unverifiable} unverifiable"
+    ]
+    for source in report.reports:
+        problems = source.tally.problems()
+        if problems:
+            lines.append(
+                f"unparsed in {source.source_id}: "
+                + ", ".join(f"{n} {k}" for k, n in problems.items())
+            )
+    return lines + [f"note: {n}" for n in report.notes]
+
+
+def document(report: CheckReport) -> dict[str, Any]:
+    return {
+        "apiVersion": "kvtrace.io/v1alpha1",
+        "kind": "CheckReport",
+        "metadata": {
+            "generator": f"kvtrace {__version__}",
+            "selection": report.selection.describe(),
+        },
+        "spec": {
+            "model": f"KubeVirt {ENCODED_VERSION}",
+            "kubevirtVersion": report.version.version,
+            "kubevirtVersionSource": report.version.source,
+            "source": {"layout": report.evidence.layout, "origin": report.evidence.origin},
+        },
+        "items": [
+            {
+                **vm_item(vm),
+                "findings": [
+                    {**verdict_data(v), "evidence": evidence_of(vm, v)}
+                    for v in vm.assessment.verdicts
+                    if v.status != "explained"
+                ],
+            }
+            for vm in _sorted(report)
+        ],
+        "status": {"notes": report.notes},
+    }

@@ -1,0 +1,42 @@
+"""Shape the rule table for ``kvtrace rules`` and for ``docs/model.md`` (one source, no drift)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtrace.model.rules import ENCODED_VERSION, RULES
+
+HEADERS = ["RULE", "SEVERITY", "POSITIONS", "WHAT THE CONTROLLER DOES"]
+
+
+def rule_rows() -> list[list[str]]:
+    return [[r.id, r.severity, ", ".join(r.positions), r.sentence] for r in RULES]
+
+
+def rules_document() -> dict[str, Any]:
+    return {
+        "apiVersion": "kvtrace.io/v1alpha1",
+        "kind": "RuleList",
+        "metadata": {"encodes": f"KubeVirt {ENCODED_VERSION}", "appliesTo": "v1.7.0 – v1.9.x"},
+        "items": [
+            {
+                "id": r.id,
+                "severity": r.severity,
+                "sentence": r.sentence,
+                "positions": list(r.positions),
+            }
+            for r in RULES
+        ],
+    }
+
+
+def rules_markdown() -> str:
+    """The Markdown table embedded in docs/model.md between the ``rules`` markers."""
+    lines = [
+        "| rule | severity | what the controller does | source (v1.9.0) |",
+        "|---|---|---|---|",
+    ]
+    for r in RULES:
+        positions = ", ".join(f"`{p}`" for p in r.positions)
+        lines.append(f"| {r.id} | {r.severity} | {r.sentence} | {positions} |")
+    return "\n".join(lines) + "\n"

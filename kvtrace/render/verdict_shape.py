@@ -1,0 +1,50 @@
+"""Shape model verdicts: the marks in tables, the lists under them, the data in JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtrace.model.engine import Assessment
+from kvtrace.model.rules import ENCODED_VERSION
+from kvtrace.model.verdicts import EXPLAINED, Verdict
+
+
+def verdict_data(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "rule": verdict.rule,
+        "status": verdict.status,
+        "severity": verdict.severity,
+        "why": verdict.why,
+        "rows": [r + 1 for r in verdict.rows],  # 1-based, as in the table
+    }
+
+
+def mark(verdict: Verdict | None) -> str:
+    return f"{verdict.mark} {verdict.rule}" if verdict else ""
+
+
+def model_status(assessment: Assessment) -> dict[str, Any]:
+    counts = assessment.counts()
+    return {
+        "encodes": f"KubeVirt {ENCODED_VERSION} (message texts as of v1.7.0)",
+        "explained": counts.get("explained", 0),
+        "violations": counts.get("violation", 0),
+        "unverifiable": counts.get("unverifiable", 0),
+        "findings": [verdict_data(v) for v in assessment.verdicts if v.status != EXPLAINED],
+    }
+
+
+def model_lines(assessment: Assessment) -> list[str]:
+    counts = assessment.counts()
+    lines = [
+        f"model (KubeVirt {ENCODED_VERSION}): {counts.get('explained', 0)} explained, "
+        f"{counts.get('violation', 0)} violations, {counts.get('unverifiable', 0)} unverifiable"
+    ]
+    for verdict in assessment.verdicts:
+        if verdict.status != EXPLAINED:
+            rows = ", ".join(str(r + 1) for r in verdict.rows)
+            where = f" [rows {rows}]" if rows else ""
+            lines.append(
+                f"  {verdict.mark} {verdict.rule} ({verdict.severity}): {verdict.why}{where}"
+            )
+    return lines
