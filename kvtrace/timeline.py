@@ -15,6 +15,8 @@ from kvtrace.sources.model import VM, Evidence
 from kvtrace.vmscope import VMScope, build_scope
 
 CONTEXT_CATEGORIES = {"leader"}
+# Start decisions belong to the VMI they are about to create.
+STARTING = {"vm.start", "vm.start-request", "vm.start-receiver", "vm.created"}
 _LOGGED_VM = re.compile(rb'"name":"([^"]+)","namespace":"([^"]+)","pos":"vm\.go:')
 NAME_PROBE_BYTES = 64 << 20
 
@@ -89,11 +91,27 @@ def _starts(scope: VMScope) -> dict[str, datetime]:
 
 
 def _with_incarnations(rows: list[TimelineRow], scope: VMScope) -> list[TimelineRow]:
-    """Give VM-level rows the VMI incarnation that was current at their time."""
-    starts = _starts(scope)
+    """Give VM-level rows the VMI incarnation that was current at their time.
+
+    An incarnation starts at its ``Started VM by creating …`` line (µs) when one is found within
+    a few seconds of the VMI's ``creationTimestamp`` (1 s), else at the creationTimestamp.
+    """
+    starts = _refined(_starts(scope), rows)
     known = sorted(starts.items(), key=lambda kv: kv[1])
     unknown = [uid for uid in scope.vmi_uids if uid not in starts]
     return [_assign(row, known, unknown) for row in rows]
+
+
+def _refined(starts: dict[str, datetime], rows: list[TimelineRow]) -> dict[str, datetime]:
+    refined = dict(starts)
+    for row in rows:
+        if row.message_id != "vm.created" or row.time is None:
+            continue
+        at = row.time.at
+        near = [uid for uid, start in starts.items() if -1 <= (at - start).total_seconds() <= 5]
+        if len(near) == 1:
+            refined[near[0]] = at
+    return refined
 
 
 def _assign(row: TimelineRow, known: list[tuple[str, datetime]], unknown: list[str]) -> TimelineRow:
@@ -102,11 +120,14 @@ def _assign(row: TimelineRow, known: list[tuple[str, datetime]], unknown: list[s
     if row.origin in ("revision",) or row.evidence.ref.startswith("VirtualMachine/"):
         return row
     at = row.time.at
-    if row.message_id == "vm.created":
-        near = [uid for uid, start in known if abs((start - at).total_seconds()) <= 5]
-        if near:
-            return replace(row, incarnation=near[0])
-    current = [uid for uid, start in known if start <= at]
+    if row.message_id in STARTING:
+        upcoming = [uid for uid, start in known if 0 <= (start - at).total_seconds() <= 5]
+        if upcoming:
+            return replace(row, incarnation=upcoming[0])
+    end = row.time.end  # a 1 s object time belongs to a VMI created within that second
+    current = [
+        uid for uid, start in known if start <= at or (row.time.resolution_us > 1 and start < end)
+    ]
     if current:
         return replace(row, incarnation=current[-1])
     return replace(row, incarnation=unknown[-1]) if unknown else row
