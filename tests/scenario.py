@@ -56,59 +56,141 @@ class Scenario:
         body = {"component": "virt-controller", "level": "info", "timestamp": ts(at), **fields}
         self.lines[pod].append((at, json.dumps(body, sort_keys=True, separators=(",", ":"))))
 
-    def vm_line(self, at: datetime, msg: str, pos: str, *, pod: str = LEADER, level: str = "info", reason: str | None = None) -> None:
-        fields: dict[str, Any] = {"kind": "", "msg": msg, "name": self.name, "namespace": self.namespace, "pos": pos, "uid": self.vm_uid, "level": level}
+    def vm_line(
+        self,
+        at: datetime,
+        msg: str,
+        pos: str,
+        *,
+        pod: str = LEADER,
+        level: str = "info",
+        reason: str | None = None,
+    ) -> None:
+        fields: dict[str, Any] = {
+            "kind": "",
+            "msg": msg,
+            "name": self.name,
+            "namespace": self.namespace,
+            "pos": pos,
+            "uid": self.vm_uid,
+            "level": level,
+        }
         if reason:
             fields["reason"] = reason
         self._json(at, fields, pod)
 
     def requeue(self, at: datetime, reason: str, pod: str = LEADER) -> None:
-        self._json(at, {"msg": f"re-enqueuing VirtualMachine {self.namespace}/{self.name}", "pos": "vm.go:348", "reason": reason}, pod)
+        self._json(
+            at,
+            {
+                "msg": f"re-enqueuing VirtualMachine {self.namespace}/{self.name}",
+                "pos": "vm.go:348",
+                "reason": reason,
+            },
+            pod,
+        )
 
     def lease(self, pod: str, attempt: datetime, acquired: datetime | None) -> None:
-        self.lines[pod].append((attempt, f"I{attempt:%m%d %H:%M:%S.%f}       1 leaderelection.go:257] attempting to acquire leader lease kubevirt/virt-controller..."))
+        self.lines[pod].append(
+            (
+                attempt,
+                f"I{attempt:%m%d %H:%M:%S.%f}       1 leaderelection.go:257] attempting to acquire leader lease kubevirt/virt-controller...",
+            )
+        )
         if acquired:
-            self.lines[pod].append((acquired, f"I{acquired:%m%d %H:%M:%S.%f}       1 leaderelection.go:271] successfully acquired lease kubevirt/virt-controller"))
+            self.lines[pod].append(
+                (
+                    acquired,
+                    f"I{acquired:%m%d %H:%M:%S.%f}       1 leaderelection.go:271] successfully acquired lease kubevirt/virt-controller",
+                )
+            )
 
     def stop(self, at: datetime, phase: str, pod: str = LEADER) -> None:
-        self.vm_line(at, f"Stopping VM with VMI in phase {phase} and VM runStrategy: {self.strategy}", POS[("stop", self.strategy)], pod=pod)
+        self.vm_line(
+            at,
+            f"Stopping VM with VMI in phase {phase} and VM runStrategy: {self.strategy}",
+            POS[("stop", self.strategy)],
+            pod=pod,
+        )
 
     def delete(self, at: datetime, phase: str, pod: str = LEADER) -> None:
-        self.vm_line(at, f"Dispatching delete event for vmi {self.namespace}/{self.name} with phase {phase}", "vm.go:1685", pod=pod)
+        self.vm_line(
+            at,
+            f"Dispatching delete event for vmi {self.namespace}/{self.name} with phase {phase}",
+            "vm.go:1685",
+            pod=pod,
+        )
 
     def start(self, at: datetime, pod: str = LEADER) -> None:
         if self.strategy in ("Manual", "Once"):
-            msg, key = f"Starting VM due to start request and runStrategy: {self.strategy}", "start-request"
+            msg, key = (
+                f"Starting VM due to start request and runStrategy: {self.strategy}",
+                "start-request",
+            )
         else:
             msg, key = f"Starting VM due to runStrategy: {self.strategy}", "start"
         self.vm_line(at, msg, POS[(key, self.strategy)], pod=pod)
 
     def created(self, at: datetime, pod: str = LEADER) -> None:
-        self.vm_line(at, f"Started VM by creating the new virtual machine instance {self.name}", "vm.go:1341", pod=pod)
+        self.vm_line(
+            at,
+            f"Started VM by creating the new virtual machine instance {self.name}",
+            "vm.go:1341",
+            pod=pod,
+        )
 
     def backoff(self, at: datetime, seconds: int, pod: str = LEADER) -> None:
         msg = f"Delaying start of VM Starting VM with 'runStrategy: {self.strategy}' due to start failure backoff. Waiting {seconds} more seconds before starting."
         self.vm_line(at, msg, POS[("backoff", self.strategy)], pod=pod)
 
     # --- objects ---------------------------------------------------------------------------
-    def vmi(self, uid: str, created: datetime, phases: list[tuple[str, datetime]], *, generation: int = 1,
-            deleting: datetime | None = None, node: str = "node-a", revision: str | None = None) -> dict[str, Any]:
+    def vmi(
+        self,
+        uid: str,
+        created: datetime,
+        phases: list[tuple[str, datetime]],
+        *,
+        generation: int = 1,
+        deleting: datetime | None = None,
+        node: str = "node-a",
+        revision: str | None = None,
+    ) -> dict[str, Any]:
         last = phases[-1][0] if phases else "Pending"
         body: dict[str, Any] = {
-            "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachineInstance",
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachineInstance",
             "metadata": {
-                "name": self.name, "namespace": self.namespace, "uid": uid, "resourceVersion": "100",
+                "name": self.name,
+                "namespace": self.namespace,
+                "uid": uid,
+                "resourceVersion": "100",
                 "creationTimestamp": ts(created, micro=False),
                 "annotations": {"kubevirt.io/vm-generation": str(generation)},
-                "finalizers": ["kubevirt.io/virtualMachineControllerFinalize", "kubevirt.io/foregroundDeleteVirtualMachine"],
+                "finalizers": [
+                    "kubevirt.io/virtualMachineControllerFinalize",
+                    "kubevirt.io/foregroundDeleteVirtualMachine",
+                ],
                 "labels": {"kubevirt.io/nodeName": node} if last != "Pending" else {},
-                "ownerReferences": [{"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "name": self.name, "uid": self.vm_uid, "controller": True, "blockOwnerDeletion": True}],
+                "ownerReferences": [
+                    {
+                        "apiVersion": "kubevirt.io/v1",
+                        "kind": "VirtualMachine",
+                        "name": self.name,
+                        "uid": self.vm_uid,
+                        "controller": True,
+                        "blockOwnerDeletion": True,
+                    }
+                ],
             },
             "spec": {"domain": {"firmware": {"uuid": uid_for("fw", self.name)}}},
             "status": {
-                "phase": last, "nodeName": node,
-                "phaseTransitionTimestamps": [{"phase": p, "phaseTransitionTimestamp": ts(t, micro=False)} for p, t in phases],
-                "virtualMachineRevisionName": revision or f"revision-start-vm-{self.vm_uid}-{generation}",
+                "phase": last,
+                "nodeName": node,
+                "phaseTransitionTimestamps": [
+                    {"phase": p, "phaseTransitionTimestamp": ts(t, micro=False)} for p, t in phases
+                ],
+                "virtualMachineRevisionName": revision
+                or f"revision-start-vm-{self.vm_uid}-{generation}",
             },
         }
         if deleting:
@@ -118,22 +200,46 @@ class Scenario:
 
     def _vm(self) -> dict[str, Any]:
         return {
-            "apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine",
-            "metadata": {"name": self.name, "namespace": self.namespace, "uid": self.vm_uid, "generation": 1, "resourceVersion": "10", "creationTimestamp": ts(T0 - timedelta(hours=1), micro=False)},
-            "spec": {"runStrategy": self.strategy, "template": {"spec": {"domain": {"firmware": {"uuid": uid_for("fw", self.name)}}}}},
+            "apiVersion": "kubevirt.io/v1",
+            "kind": "VirtualMachine",
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "uid": self.vm_uid,
+                "generation": 1,
+                "resourceVersion": "10",
+                "creationTimestamp": ts(T0 - timedelta(hours=1), micro=False),
+            },
+            "spec": {
+                "runStrategy": self.strategy,
+                "template": {"spec": {"domain": {"firmware": {"uuid": uid_for("fw", self.name)}}}},
+            },
             "status": self.vm_status,
         }
 
     def evidence(self) -> Evidence:
-        objects: dict[str, list[KubeObject]] = {VM: [_obj(VM, self._vm())], VMI: [_obj(VMI, b) for b in self.vmis], POD: [], REVISION: []}
+        objects: dict[str, list[KubeObject]] = {
+            VM: [_obj(VM, self._vm())],
+            VMI: [_obj(VMI, b) for b in self.vmis],
+            POD: [],
+            REVISION: [],
+        }
         for kind, body in self.extra:
             objects.setdefault(kind, []).append(_obj(kind, body))
         logs = [self._stream(pod, lines) for pod, lines in sorted(self.lines.items())]
-        return Evidence("kvtrace", "full", objects, logs, captured_at=T0 + timedelta(hours=2), origin="scenario")
+        return Evidence(
+            "kvtrace", "full", objects, logs, captured_at=T0 + timedelta(hours=2), origin="scenario"
+        )
 
     def _stream(self, pod: str, lines: list[tuple[datetime, str]]) -> LogStream:
         data = "".join(f"{line}\n" for _, line in sorted(lines, key=lambda x: x[0])).encode()
-        info = SourceInfo(f"logs/kubevirt/{pod}/virt-controller/current.log", pod, "kubevirt", "virt-controller", "current")
+        info = SourceInfo(
+            f"logs/kubevirt/{pod}/virt-controller/current.log",
+            pod,
+            "kubevirt",
+            "virt-controller",
+            "current",
+        )
         return LogStream(info, lambda: io.BytesIO(data), prefixed=False)
 
     def timeline(self) -> Timeline:
@@ -146,7 +252,15 @@ class Scenario:
 
 def _obj(kind: str, body: dict[str, Any]) -> KubeObject:
     meta = body.get("metadata", {})
-    return KubeObject(kind, meta.get("namespace"), meta.get("name", ""), meta.get("uid"), meta.get("resourceVersion"), body, ["scenario"])
+    return KubeObject(
+        kind,
+        meta.get("namespace"),
+        meta.get("name", ""),
+        meta.get("uid"),
+        meta.get("resourceVersion"),
+        body,
+        ["scenario"],
+    )
 
 
 def statuses(assessment: Assessment, rule: str) -> set[str]:

@@ -23,6 +23,11 @@ FINAL = {"Succeeded", "Failed"}
 # Lines a reconcile prints before its stop decision (vm.go:985 → 1005, vm.go:1045 → 1052).
 PRELUDES = {"vm.restart-request", "vm.stop-request"}
 SAME_RECONCILE_SECONDS = 1.0
+# Between a VMI delete call and a reconcile that finds the VMI gone, the VMI controller and the
+# VM controller must each remove a finalizer and the informer must deliver the deletion
+# (controllers.md §3.4): at least three API round trips. A start decision sooner than this after
+# a delete, with nothing in between, cannot be a separate reconcile.
+SAME_PASS_SECONDS = 0.02
 
 
 @dataclass
@@ -147,6 +152,8 @@ def _starts_new(rows: list[TimelineRow], reconcile: Reconcile, row: TimelineRow)
     if _gap(last, row) > SAME_RECONCILE_SECONDS:
         return True
     if row.category in ("decision", "backoff"):
+        if last.message_id == "vm.deleted" and _gap(last, row) < SAME_PASS_SECONDS:
+            return False
         return not (last.message_id in PRELUDES and row.message_id == "vm.stop")
     return False
 
