@@ -69,9 +69,10 @@ def _unknown_run(facts: Facts, stop: int, start: int, waited: float) -> Iterator
             f"start {waited:.1f}s after the stop: no backoff could be pending", stop, start
         )
     else:
-        uid = (facts.rows[stop].incarnation or "?")[:8]
+        uid = facts.rows[stop].incarnation
+        which = f"VMI {uid[:8]}" if uid else "the previous VMI"
         yield unverifiable(
-            f"whether VMI {uid} reached Running is not in the evidence; had it failed before "
+            f"whether {which} reached Running is not in the evidence; had it failed before "
             f"Running, a start {waited:.2f}s later would break the {minimum_delay(1)}s backoff",
             stop,
             start,
@@ -79,14 +80,17 @@ def _unknown_run(facts: Facts, stop: int, start: int, waited: float) -> Iterator
 
 
 def _last_final_stop(facts: Facts, start: int) -> int | None:
+    """The first stop decision for the VMI that ended before ``start``: the controller saw the
+    final VMI there, and retryAfterTimestamp counts from it. That VMI is the one created last
+    before ``start`` (its uid is often unknown once it is gone)."""
+    created = [i for i in facts.by_message("vm.created") if i < start]
+    after = created[-1] if created else -1
     stops = [
-        i for i in facts.by_message("vm.stop") if i < start and facts.rows[i].arg("phase") in FINAL
+        i
+        for i in facts.by_message("vm.stop")
+        if after < i < start and facts.rows[i].arg("phase") in FINAL
     ]
-    if not stops:
-        return None
-    incarnation = facts.rows[stops[-1]].incarnation
-    first = [i for i in stops if facts.rows[i].incarnation == incarnation]
-    return first[0]  # when the controller first saw the final VMI: retryAfter counts from there
+    return stops[0] if stops else None
 
 
 def _reached_running(facts: Facts, uid: str | None) -> bool | None:
