@@ -22,7 +22,8 @@ from kvtrace.vmscope import VMScope
 from parsers.logstream import LogParser
 from parsers.records import DUPLICATE, RECORD, LineTally, LogRecord
 
-LEADER_NEEDLE = b"leaderelection"
+# klog lease lines (leaderelection.go) and the stdlib line printed on becoming leader
+LEADER_NEEDLES = (b"leaderelection", b"STARTING controllers")
 
 
 @dataclass
@@ -50,7 +51,7 @@ class Attribution:
 def needles_for(scope: VMScope) -> Needles:
     """The VM name is in every line about it (uid lines carry the name too; keys and launcher
     pod names contain it); leader-election lines are looked for near each log's two ends."""
-    return Needles((scope.name.encode(),), (LEADER_NEEDLE,))
+    return Needles((scope.name.encode(),), LEADER_NEEDLES)
 
 
 def log_rows(

@@ -1,0 +1,91 @@
+"""`kvtrace check`: selection, outputs, exit codes, and agreement with `kvtrace timeline`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from kvtrace.check import Selection, run_check
+from kvtrace.cli import run
+from kvtrace.model.engine import assess
+from kvtrace.sources.bundle import open_bundle
+from kvtrace.timeline import build_timeline
+from tests.conftest import SAMPLES
+
+BUNDLE = str(SAMPLES / "always-restart")
+
+
+def kvtrace(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = run(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_clean_bundle_exits_zero_with_a_row_per_vm(capsys):
+    code, out, _ = kvtrace(capsys, "check", "-A", "--bundle", BUNDLE)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:2] == ["VM", "RUNSTRATEGY"]
+    assert [line.split()[0] for line in lines[1:3]] == ["default/other-vm", "default/testvm"]
+    assert "0 violation(s)" in out
+
+
+@pytest.mark.parametrize("output", ["json", "yaml", "csv"])
+def test_structured_outputs(capsys, output):
+    import yaml
+
+    code, out, _ = kvtrace(capsys, "check", "-A", "--bundle", BUNDLE, "-o", output)
+    assert code == 0
+    if output == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert {r["name"] for r in rows} == {"testvm", "other-vm"}
+        return
+    doc = json.loads(out) if output == "json" else yaml.safe_load(out)
+    assert doc["kind"] == "CheckReport"
+    testvm = next(i for i in doc["items"] if i["name"] == "testvm")
+    assert testvm["runStrategy"] == "Always" and testvm["incarnations"] == 2 and testvm["restarts"] == 1
+    assert testvm["creationToRunningP50"] == 4.0
+    assert [f["rule"] for f in testvm["findings"]] == ["KV-BO-01"]
+
+
+def test_one_vm_and_namespace_selection(capsys):
+    code, out, _ = kvtrace(capsys, "check", "default/testvm", "--bundle", BUNDLE, "-o", "json")
+    assert code == 0 and [i["name"] for i in json.loads(out)["items"]] == ["testvm"]
+    code, _, err = kvtrace(capsys, "check", "-n", "nowhere", "--bundle", BUNDLE)
+    assert code == 1
+    assert err.strip() == f"error: no VMs found for namespace nowhere in {BUNDLE}; namespaces with VMs: default (use -n NS or -A)"
+
+
+def test_conflicting_selection_is_a_usage_error(capsys):
+    code, _, err = kvtrace(capsys, "check", "default/testvm", "-A", "--bundle", BUNDLE)
+    assert code == 2 and "not several" in err
+
+
+def test_violations_exit_three_and_fail_on_filters_by_severity(capsys, tmp_path):
+    import shutil
+
+    import yaml
+
+    bundle = tmp_path / "b"
+    shutil.copytree(BUNDLE, bundle)
+    vmis = bundle / "objects" / "virtualmachineinstances.yaml"
+    doc = yaml.safe_load(vmis.read_text())
+    doc["items"][0]["status"]["virtualMachineRevisionName"] = "revision-start-vm-wrong-1"
+    vmis.write_text(yaml.safe_dump(doc))
+    code, out, _ = kvtrace(capsys, "check", "-A", "--bundle", str(bundle))
+    assert code == 3
+    assert "✗ KV-SV-01 (error) default/testvm: status.virtualMachineRevisionName is 'revision-start-vm-wrong-1'" in out
+    assert "    at VirtualMachineInstance/default/testvm metadata.creationTimestamp (VMI created)" in out
+
+
+def test_check_and_timeline_give_the_same_verdicts():
+    """The bulk reader (check) and the raw-byte scan (timeline) attribute the same lines."""
+    with open_bundle(SAMPLES / "always-restart") as evidence:
+        report = run_check(evidence, Selection(None))
+        for vm in report.vms:
+            single = build_timeline(evidence, *vm.key)
+            assert [r.what for r in vm.timeline.rows] == [r.what for r in single.rows]
+            assert vm.assessment.verdicts == assess(single).verdicts
