@@ -81,7 +81,7 @@ def test_standby_replica_only_attempts_the_lease():
         if row.category == "leader":
             by_source.setdefault(row.source, set()).add(str(row.message_id))
     assert sorted(map(sorted, by_source.values())) == [
-        ["leader.acquired", "leader.attempt"],
+        ["leader.acquired", "leader.attempt", "leader.controllers"],
         ["leader.attempt"],
     ]
 
