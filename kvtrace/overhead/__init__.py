@@ -1,0 +1,1 @@
+"""Recompute virt-controller's memory overhead and launcher pod resources (launcher-pod.md)."""
