@@ -2095,6 +2095,1030 @@ def scenario_rerun_succeeded() -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------
+# fault-injection samples: each shows one injected controller fault (one model rule)
+# --------------------------------------------------------------------------------------
+
+
+def snapshot_statuses() -> list[dict[str, Any]]:
+    return [
+        {
+            "enabled": False,
+            "name": "rootdisk",
+            "reason": "No VolumeSnapshotClass: Volume snapshots are not configured for this "
+            "StorageClass [ceph-block] [rootdisk]",
+        },
+        {
+            "enabled": False,
+            "name": "cloudinitdisk",
+            "reason": "Snapshot is not supported for this volumeSource type [cloudinitdisk]",
+        },
+    ]
+
+
+def vm_status_running(*, ready_since: int, generation: int, strategy: str) -> dict[str, Any]:
+    return {
+        "conditions": [
+            {
+                "lastProbeTime": None,
+                "lastTransitionTime": fmt_s(ready_since),
+                "status": "True",
+                "type": "Ready",
+            },
+            {
+                "lastProbeTime": None,
+                "lastTransitionTime": None,
+                "status": "True",
+                "type": "LiveMigratable",
+            },
+            {
+                "lastProbeTime": None,
+                "lastTransitionTime": None,
+                "status": "True",
+                "type": "StorageLiveMigratable",
+            },
+        ],
+        "created": True,
+        "desiredGeneration": generation,
+        "observedGeneration": generation,
+        "printableStatus": "Running",
+        "ready": True,
+        "runStrategy": strategy,
+        "volumeSnapshotStatuses": snapshot_statuses(),
+    }
+
+
+def vm_status_stopped(*, since: int, generation: int, strategy: str) -> dict[str, Any]:
+    return {
+        "conditions": [
+            {
+                "lastProbeTime": None,
+                "lastTransitionTime": fmt_s(since),
+                "message": "VMI does not exist",
+                "reason": "VMINotExists",
+                "status": "False",
+                "type": "Ready",
+            }
+        ],
+        "desiredGeneration": generation,
+        "observedGeneration": generation,
+        "printableStatus": "Stopped",
+        "runStrategy": strategy,
+        "volumeSnapshotStatuses": snapshot_statuses(),
+    }
+
+
+def vmi_ref(name: str, uid: str, rv: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": "VirtualMachineInstance",
+        "name": name,
+        "namespace": "default",
+        "resourceVersion": rv,
+        "uid": uid,
+    }
+
+
+class FaultScene:
+    """One fault sample's cluster: a leader and a standby virt-controller (the standby only
+    waits for the lease), the Lease, the KubeVirt CR and one node. A scenario adds its VM's
+    log lines, objects and Events."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        rv_start: int,
+        rs_hash: str,
+        leader_start: int,
+        acquire_after: int,
+        node: str,
+        node_ip: str,
+    ) -> None:
+        assert 15_000_000 <= acquire_after <= 19_400_000  # stale Lease record (§9.2)
+        self.name = name
+        self.ids = Ids(f"kvtrace-sample-{name}")
+        self.rv = RV(rv_start)
+        self.rs_hash = rs_hash
+        self.node, self.node_ip = node, node_ip
+        self.leader = f"virt-controller-{rs_hash}-" + self.ids.suffix()
+        self.standby = f"virt-controller-{rs_hash}-" + self.ids.suffix()
+        self.leader_uid, self.standby_uid = self.ids.uuid4(), self.ids.uuid4()
+        self.node_uid, self.kv_uid, self.lease_uid = (
+            self.ids.uuid4(),
+            self.ids.uuid4(),
+            self.ids.uuid4(),
+        )
+        self.leader_start = leader_start
+        self.standby_start = leader_start + self.ids.rng.randint(900_000, 2_100_000)
+        self.L = ControllerLog(self.leader, f"{name}-leader")
+        self.t_acquire = startup(self.L, leader_start) + acquire_after
+        became_leader(self.L, self.t_acquire, random.Random(f"{name}-lines"))
+        self.S = ControllerLog(self.standby, f"{name}-standby")
+        startup(self.S, self.standby_start)
+        self.events: list[dict[str, Any]] = []
+
+    # objects -------------------------------------------------------------------------
+    def vm(
+        self,
+        name: str,
+        uid: str,
+        *,
+        created: int,
+        generation: int,
+        strategy: str,
+        status: dict[str, Any],
+    ) -> dict[str, Any]:
+        return make_vm(
+            name=name,
+            ns="default",
+            uid=uid,
+            created=created,
+            rv="0",  # set by finish(): the VM's last write comes after its Events
+            generation=generation,
+            run_strategy=strategy,
+            fw_uuid=self.ids.uuid4(),
+            fw_serial=self.ids.uuid4(),
+            status=status,
+        )
+
+    def vmi_and_pod(
+        self,
+        vm: dict[str, Any],
+        *,
+        uid: str,
+        created: int,
+        phases: list[tuple[str, int]],
+        pod_name: str,
+        pod_uid: str,
+        pod_ip: str,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A VMI with its launcher pod; the pod appears with Scheduling and is Ready just
+        before the Scheduled hand-over (lifecycle.go:396)."""
+        at = dict(phases)
+        phase = phases[-1][0]
+        vmi = make_vmi(
+            vm=vm,
+            uid=uid,
+            created=created,
+            rv=self.rv(self.ids.rng.randint(40, 90)),
+            node=self.node,
+            phases=phases,
+            phase=phase,
+            pod_uid=pod_uid,
+            ready_since=at.get("Running", at["Scheduled"]),
+        )
+        iface = vmi["status"]["interfaces"][0]
+        iface.update({"ipAddress": pod_ip, "ipAddresses": [pod_ip]})
+        iface["mac"] = "02:" + ":".join(self.ids.hexstr(2) for _ in range(5))
+        pod = make_launcher_pod(
+            vmi=vmi,
+            pod_name=pod_name,
+            pod_uid=pod_uid,
+            created=at["Scheduling"] - self.ids.rng.randint(4_000, 12_000),
+            rv=self.rv(self.ids.rng.randint(2, 9)),
+            node=self.node,
+            started=at["Scheduled"] - self.ids.rng.randint(900_000, 1_400_000),
+            ready=at["Scheduled"] - self.ids.rng.randint(60_000, 180_000),
+            qemu_timeout=self.ids.rng.randint(240, 300),
+            pod_ip=pod_ip,
+        )
+        pod["status"]["hostIP"] = self.node_ip
+        pod["status"]["hostIPs"] = [{"ip": self.node_ip}]
+        return vmi, pod
+
+    def event(
+        self,
+        involved: dict[str, Any],
+        reason: str,
+        message: str,
+        us: int,
+        *,
+        etype: str = "Normal",
+        last: int | None = None,
+        count: int = 1,
+    ) -> None:
+        rv = self.rv(self.ids.rng.randint(3, 60))
+        e = make_event(
+            ns="default",
+            involved=involved,
+            reason=reason,
+            message=message,
+            us=us,
+            component="virtualmachine-controller",
+            rv=rv,
+            extra_ns=self.ids.rng.randint(0, 999),
+            etype=etype,
+        )
+        if count > 1 and last is not None:
+            e["count"] = count
+            e["lastTimestamp"] = fmt_s(last)
+        self.events.append(e)
+
+    def vm_event(self, vm: dict[str, Any], reason: str, message: str, us: int, **kw: Any) -> None:
+        self.event(ref(vm, str(self.rv.v - 1)), reason, message, us, **kw)
+
+    def finish(
+        self,
+        *,
+        captured: int,
+        vms: list[dict[str, Any]],
+        vmis: list[dict[str, Any]],
+        pods: list[dict[str, Any]],
+        revisions: list[dict[str, Any]],
+        transitions: int,
+    ) -> dict[str, Any]:
+        for vm in vms:
+            vm["metadata"]["resourceVersion"] = self.rv(self.ids.rng.randint(5, 30))
+        lease = make_lease(
+            holder=self.leader,
+            acquire=self.t_acquire,
+            renew=captured - self.ids.rng.randint(200_000, 1_900_000),
+            transitions=transitions,
+            created=t_us("2026-10-02T09:31:12.000000"),
+            rv=self.rv(self.ids.rng.randint(200, 900)),
+            uid=self.lease_uid,
+        )
+        lease_ev = make_event(
+            ns=KUBEVIRT_NS,
+            involved={
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "name": "virt-controller",
+                "namespace": KUBEVIRT_NS,
+                "resourceVersion": str(int(lease["metadata"]["resourceVersion"]) - 1_000),
+                "uid": self.lease_uid,
+            },
+            reason="LeaderElection",
+            message=f"{self.leader} became leader",
+            us=self.t_acquire + self.ids.rng.randint(700, 1_500),
+            component="virt-controller",
+            rv=str(int(lease["metadata"]["resourceVersion"]) - 999),
+            extra_ns=self.ids.rng.randint(0, 999),
+        )
+        events = sorted(
+            [*self.events, lease_ev],
+            key=lambda e: (e["metadata"]["namespace"], e["metadata"]["name"]),
+        )
+        first_rv = int(lease_ev["metadata"]["resourceVersion"])
+        controllers = [
+            make_controller_pod(
+                name=pod,
+                uid=uid,
+                rs_hash=self.rs_hash,
+                created=start - 3_000_000 - shift,
+                started=start - 850_000,
+                ready=start + 15_700_000,
+                rv=str(first_rv - 400 + shift // 1_000),
+                node=node,
+                ip=ip,
+            )
+            for pod, uid, start, shift, node, ip in (
+                (self.leader, self.leader_uid, self.leader_start, 0, "node-c01", "10.244.0.42"),
+                (
+                    self.standby,
+                    self.standby_uid,
+                    self.standby_start,
+                    100_000,
+                    "node-c02",
+                    "10.244.1.37",
+                ),
+            )
+        ]
+        objects = {
+            "VirtualMachine": vms,
+            "VirtualMachineInstance": vmis,
+            "Pod": [*pods, *controllers],
+            "ControllerRevision": revisions,
+            "Event": events,
+            "Lease": [lease],
+            "KubeVirt": [
+                make_kubevirt(
+                    uid=self.kv_uid, created=t_us("2026-10-02T09:30:20.000000"), rv="1523"
+                )
+            ],
+            "Node": [
+                make_node(
+                    name=self.node,
+                    uid=self.node_uid,
+                    created=t_us("2026-10-02T09:15:40.000000"),
+                    rv=self.rv(self.ids.rng.randint(5, 40)),
+                    heartbeat=captured - self.ids.rng.randint(10_000_000, 50_000_000),
+                    ip=self.node_ip,
+                )
+            ],
+        }
+        return {"objects": objects, "logs": [self.L, self.S], "captured": captured}
+
+
+def vm_key(name: str, uid: str) -> dict[str, str]:
+    """The object fields a VM-controller line carries for the VM (log.go:238-255)."""
+    return {"namespace": "default", "name": name, "uid": uid}
+
+
+def start_lines(
+    log: ControllerLog, t: int, vm: dict[str, str], strategy: str, create_after: int
+) -> int:
+    """A create decision and the successful VMI create (vm.go:1032/1081, 1341)."""
+    pos = {"Always": "vm.go:1032", "RerunOnFailure": "vm.go:1081"}[strategy]
+    log.kv(t, "info", f"Starting VM due to runStrategy: {strategy}", pos, vm)
+    log.kv(
+        t + create_after,
+        "info",
+        f"Started VM by creating the new virtual machine instance {vm['name']}",
+        "vm.go:1341",
+        vm,
+    )
+    return t + create_after
+
+
+def normal_phases(created: int, rng: random.Random) -> list[tuple[str, int]]:
+    scheduling = created + rng.randint(190_000, 320_000)
+    scheduled = scheduling + rng.randint(2_600_000, 3_400_000)
+    return [
+        ("Pending", created),
+        ("Scheduling", scheduling),
+        ("Scheduled", scheduled),
+        ("Running", scheduled + rng.randint(1_100_000, 1_700_000)),
+    ]
+
+
+# ---- 1: duplicate create on a stale VMI cache (KV-EX-01) ------------------------------
+
+
+def scenario_fault_duplicate_create() -> dict[str, Any]:
+    sc = FaultScene(
+        "fault-duplicate-create",
+        rv_start=5_402_200,
+        rs_hash="7d9f4c6b58",
+        leader_start=t_us("2026-12-05T10:02:11.508412"),
+        acquire_after=16_874_209,
+        node="node-c03",
+        node_ip="192.168.122.13",
+    )
+    ids = sc.ids
+    vm_uid, vmi_uid, pod_uid = ids.uuid4(), ids.uuid4(), ids.uuid4()
+    pod = "virt-launcher-web-frontend-" + ids.suffix()
+    vm_created = t_us("2026-12-05T10:15:40.214773")
+    t_start = vm_created + 288_410
+    obj = vm_key("web-frontend", vm_uid)
+    t_created = start_lines(sc.L, t_start, obj, "Always", 33_918)
+    phases = normal_phases(t_created, ids.rng)
+    running = phases[-1][1]
+
+    # 5 min later the creation expectation has expired (expectations.go:48) while the VMI
+    # informer still misses the add event: the reconcile sees no VMI and starts again.
+    exists = 'virtualmachineinstances.kubevirt.io "web-frontend" already exists'
+    reason = f"Failure while starting VMI: {exists}"
+    t_dup = t_created + 309_412_331
+    rounds = []
+    t = t_dup
+    for gap in (0, 5_602):  # the re-enqueue retries after 5 ms (workqueue rate limiter)
+        t += gap
+        sc.L.kv(t, "info", "Starting VM due to runStrategy: Always", "vm.go:1032", obj)
+        t += ids.rng.randint(2_800, 4_100)
+        sc.L.kv(t, "info", "Failed to create VirtualMachineInstance: /", "vm.go:1336", obj)
+        rounds.append(t)
+        t += ids.rng.randint(280, 450)
+        sc.L.kv(t, "error", "Reconciling the VirtualMachine failed.", "vm.go:448", obj, reason)
+        t += ids.rng.randint(7_000, 9_000)
+        sc.L.kv(
+            t,
+            "info",
+            "re-enqueuing VirtualMachine default/web-frontend",
+            "vm.go:348",
+            reason=reason,
+        )
+    captured = t_dup + 131_772_504
+
+    vm_obj = sc.vm(
+        "web-frontend",
+        vm_uid,
+        created=vm_created,
+        generation=1,
+        strategy="Always",
+        status=vm_status_running(ready_since=running, generation=1, strategy="Always"),
+    )
+    rev = make_revision(vm_obj, t_created - 19_870, sc.rv(7))
+    vmi, pod_obj = sc.vmi_and_pod(
+        vm_obj,
+        uid=vmi_uid,
+        created=t_created - 8_211,
+        phases=phases,
+        pod_name=pod,
+        pod_uid=pod_uid,
+        pod_ip="10.244.3.81",
+    )
+    sc.vm_event(vm_obj, "SuccessfulCreate", f"{STARTED_MSG}web-frontend", t_created + 171)
+    sc.event(
+        vmi_ref("web-frontend", vmi_uid, str(sc.rv.v - 2)),
+        "SuccessfulCreate",
+        f"Created virtual machine pod {pod}",
+        phases[1][1] - 3_114,
+    )
+    sc.vm_event(
+        vm_obj,
+        "FailedCreate",
+        f"Error creating virtual machine instance: {exists}",
+        rounds[0] - 120,
+        etype="Warning",
+        count=2,
+        last=rounds[1] - 95,
+    )
+    out = sc.finish(
+        captured=captured,
+        vms=[vm_obj],
+        vmis=[vmi],
+        pods=[pod_obj],
+        revisions=[rev],
+        transitions=4,
+    )
+    return out
+
+
+# ---- 2: RerunOnFailure restarts a VMI that Succeeded (KV-RS-03) -----------------------
+
+
+def scenario_fault_rerun_after_succeeded() -> dict[str, Any]:
+    sc = FaultScene(
+        "fault-rerun-after-succeeded",
+        rv_start=6_118_400,
+        rs_hash="5c7b8d9f46",
+        leader_start=t_us("2026-12-08T12:51:40.330871"),
+        acquire_after=15_902_117,
+        node="node-c05",
+        node_ip="192.168.122.15",
+    )
+    ids = sc.ids
+    vm_uid, old_uid, new_uid = ids.uuid4(), ids.uuid4(), ids.uuid4()
+    old_pod = "virt-launcher-report-gen-" + ids.suffix()
+    new_pod, new_pod_uid = "virt-launcher-report-gen-" + ids.suffix(), ids.uuid4()
+    obj = vm_key("report-gen", vm_uid)
+    vm_created = t_us("2026-12-08T13:20:05.118230")
+    t_first = start_lines(sc.L, vm_created + 301_772, obj, "RerunOnFailure", 31_004)
+    t_stop = t_us("2026-12-08T14:02:47.530118")
+    t_dispatch = t_stop + 17_823
+    sc.L.kv(
+        t_stop,
+        "info",
+        "Stopping VM with VMI in phase Succeeded and VM runStrategy: RerunOnFailure",
+        "vm.go:1052",
+        obj,
+    )
+    sc.L.kv(
+        t_dispatch,
+        "info",
+        "Dispatching delete event for vmi default/report-gen with phase Succeeded",
+        "vm.go:1685",
+        obj,
+    )
+    # the fault: no Start request exists (Succeeded appends none, vm.go:1059-1063), yet the
+    # VMI is recreated as soon as the old one is gone
+    t_restart = t_stop + 2_904_115
+    t_created = start_lines(sc.L, t_restart, obj, "RerunOnFailure", 28_773)
+    phases = normal_phases(t_created, ids.rng)
+    captured = t_created + 184_207_660
+
+    vm_obj = sc.vm(
+        "report-gen",
+        vm_uid,
+        created=vm_created,
+        generation=1,
+        strategy="RerunOnFailure",
+        status=vm_status_running(
+            ready_since=phases[-1][1], generation=1, strategy="RerunOnFailure"
+        ),
+    )
+    rev = make_revision(vm_obj, t_first - 20_411, sc.rv(9))
+    sc.vm_event(vm_obj, "SuccessfulCreate", f"{STARTED_MSG}report-gen", t_first + 188)
+    sc.event(
+        vmi_ref("report-gen", old_uid, str(sc.rv.v - 2)),
+        "SuccessfulCreate",
+        f"Created virtual machine pod {old_pod}",
+        t_first + 243_512,
+    )
+    sc.rv(41_000)
+    sc.vm_event(vm_obj, "SuccessfulDelete", f"{STOPPED_MSG}{old_uid}", t_dispatch - 281)
+    sc.event(
+        vmi_ref("report-gen", old_uid, str(sc.rv.v - 1)),
+        "SuccessfulDelete",
+        f"Deleted virtual machine pod {old_pod}",
+        t_dispatch + 31_950,
+    )
+    vmi, pod_obj = sc.vmi_and_pod(
+        vm_obj,
+        uid=new_uid,
+        created=t_created - 9_027,
+        phases=phases,
+        pod_name=new_pod,
+        pod_uid=new_pod_uid,
+        pod_ip="10.244.5.23",
+    )
+    sc.vm_event(vm_obj, "SuccessfulCreate", f"{STARTED_MSG}report-gen", t_created + 166)
+    sc.event(
+        vmi_ref("report-gen", new_uid, str(sc.rv.v - 2)),
+        "SuccessfulCreate",
+        f"Created virtual machine pod {new_pod}",
+        phases[1][1] - 2_870,
+    )
+    return sc.finish(
+        captured=captured,
+        vms=[vm_obj],
+        vmis=[vmi],
+        pods=[pod_obj],
+        revisions=[rev],
+        transitions=6,
+    )
+
+
+# ---- 3: delete and create in one reconcile (KV-RC-01) ---------------------------------
+
+
+def scenario_fault_delete_create_one_reconcile() -> dict[str, Any]:
+    sc = FaultScene(
+        "fault-delete-create-one-reconcile",
+        rv_start=7_730_900,
+        rs_hash="69c4f7b8d5",
+        leader_start=t_us("2026-12-10T07:38:52.017734"),
+        acquire_after=17_316_085,
+        node="node-c06",
+        node_ip="192.168.122.16",
+    )
+    ids = sc.ids
+    vm_uid, old_uid, new_uid = ids.uuid4(), ids.uuid4(), ids.uuid4()
+    new_pod, new_pod_uid = "virt-launcher-cache-node-" + ids.suffix(), ids.uuid4()
+    obj = vm_key("cache-node", vm_uid)
+    vm_created = t_us("2026-12-01T15:44:09.000000")
+    rev_created = t_us("2026-12-01T15:44:09.602511")
+    # one reconcile, no return after stopVMI (vm.go:1016): stop, delete, start, create
+    t_stop = t_us("2026-12-10T07:41:17.981207")
+    t_dispatch = t_stop + 12_388
+    sc.L.kv(
+        t_stop,
+        "info",
+        "Stopping VM with VMI in phase Failed and VM runStrategy: Always",
+        "vm.go:1005",
+        obj,
+    )
+    sc.L.kv(
+        t_dispatch,
+        "info",
+        "Dispatching delete event for vmi default/cache-node with phase Failed",
+        "vm.go:1685",
+        obj,
+    )
+    t_created = start_lines(sc.L, t_dispatch + 1_902, obj, "Always", 16_874)
+    phases = normal_phases(t_created, ids.rng)
+    captured = t_created + 95_140_322
+
+    vm_obj = sc.vm(
+        "cache-node",
+        vm_uid,
+        created=vm_created,
+        generation=1,
+        strategy="Always",
+        status=vm_status_running(ready_since=phases[-1][1], generation=1, strategy="Always"),
+    )
+    rev = make_revision(vm_obj, rev_created, sc.rv(3))
+    sc.rv(52_000)
+    sc.vm_event(vm_obj, "SuccessfulDelete", f"{STOPPED_MSG}{old_uid}", t_dispatch - 247)
+    vmi, pod_obj = sc.vmi_and_pod(
+        vm_obj,
+        uid=new_uid,
+        created=t_created - 8_530,
+        phases=phases,
+        pod_name=new_pod,
+        pod_uid=new_pod_uid,
+        pod_ip="10.244.6.40",
+    )
+    sc.vm_event(vm_obj, "SuccessfulCreate", f"{STARTED_MSG}cache-node", t_created + 193)
+    sc.event(
+        vmi_ref("cache-node", new_uid, str(sc.rv.v - 2)),
+        "SuccessfulCreate",
+        f"Created virtual machine pod {new_pod}",
+        phases[1][1] - 3_402,
+    )
+    return sc.finish(
+        captured=captured,
+        vms=[vm_obj],
+        vmis=[vmi],
+        pods=[pod_obj],
+        revisions=[rev],
+        transitions=2,
+    )
+
+
+# ---- 4: phase timestamps out of order (KV-PH-01) -------------------------------------
+
+
+def scenario_fault_phase_regression() -> dict[str, Any]:
+    sc = FaultScene(
+        "fault-phase-regression",
+        rv_start=8_204_500,
+        rs_hash="8b6d5f7c94",
+        leader_start=t_us("2026-12-12T15:58:30.774190"),
+        acquire_after=18_240_662,
+        node="node-c02",
+        node_ip="192.168.122.12",
+    )
+    ids = sc.ids
+    vm_uid, vmi_uid = ids.uuid4(), ids.uuid4()
+    pod, pod_uid = "virt-launcher-api-server-" + ids.suffix(), ids.uuid4()
+    obj = vm_key("api-server", vm_uid)
+    vm_created = t_us("2026-12-12T16:05:33.402991")
+    t_created = start_lines(sc.L, vm_created + 276_118, obj, "Always", 35_442)
+    scheduling = t_created + 262_000
+    # the fault: Running is stamped 5.5 s before Scheduled
+    phases = [
+        ("Pending", t_created),
+        ("Scheduling", scheduling),
+        ("Scheduled", t_created + 9_114_000),
+        ("Running", t_created + 3_629_000),
+    ]
+    captured = t_created + 121_655_018
+
+    vm_obj = sc.vm(
+        "api-server",
+        vm_uid,
+        created=vm_created,
+        generation=1,
+        strategy="Always",
+        status=vm_status_running(ready_since=phases[-1][1], generation=1, strategy="Always"),
+    )
+    rev = make_revision(vm_obj, t_created - 21_305, sc.rv(5))
+    vmi, pod_obj = sc.vmi_and_pod(
+        vm_obj,
+        uid=vmi_uid,
+        created=t_created - 8_870,
+        phases=[
+            ("Pending", t_created),
+            ("Scheduling", scheduling),
+            ("Scheduled", t_created + 3_180_000),
+            ("Running", t_created + 3_629_000),
+        ],
+        pod_name=pod,
+        pod_uid=pod_uid,
+        pod_ip="10.244.2.66",
+    )
+    vmi["status"]["phaseTransitionTimestamps"] = [
+        {"phase": p, "phaseTransitionTimestamp": fmt_s(t)} for p, t in phases
+    ]
+    sc.vm_event(vm_obj, "SuccessfulCreate", f"{STARTED_MSG}api-server", t_created + 158)
+    sc.event(
+        vmi_ref("api-server", vmi_uid, str(sc.rv.v - 2)),
+        "SuccessfulCreate",
+        f"Created virtual machine pod {pod}",
+        scheduling - 2_955,
+    )
+    return sc.finish(
+        captured=captured,
+        vms=[vm_obj],
+        vmis=[vmi],
+        pods=[pod_obj],
+        revisions=[rev],
+        transitions=3,
+    )
+
+
+# ---- 5: VMI names the wrong start revision (KV-SV-01) --------------------------------
+
+
+def scenario_fault_wrong_revision_name() -> dict[str, Any]:
+    sc = FaultScene(
+        "fault-wrong-revision-name",
+        rv_start=9_016_700,
+        rs_hash="4f8c6d7b59",
+        leader_start=t_us("2026-12-14T11:20:06.551904"),
+        acquire_after=16_018_774,
+        node="node-c04",
+        node_ip="192.168.122.14",
+    )
+    ids = sc.ids
+    vm_uid, vmi_uid = ids.uuid4(), ids.uuid4()
+    pod, pod_uid = "virt-launcher-db-replica-" + ids.suffix(), ids.uuid4()
+    obj = vm_key("db-replica", vm_uid)
+    vm_created = t_us("2026-11-30T08:12:40.000000")
+    t_created = start_lines(sc.L, t_us("2026-12-14T11:47:02.661540"), obj, "Always", 37_203)
+    phases = normal_phases(t_created, ids.rng)
+    captured = t_created + 142_890_117
+
+    vm_obj = sc.vm(
+        "db-replica",
+        vm_uid,
+        created=vm_created,
+        generation=3,
+        strategy="Always",
+        status=vm_status_running(ready_since=phases[-1][1], generation=3, strategy="Always"),
+    )
+    rev = make_revision(vm_obj, t_created - 20_118, sc.rv(6))
+    vmi, pod_obj = sc.vmi_and_pod(
+        vm_obj,
+        uid=vmi_uid,
+        created=t_created - 9_340,
+        phases=phases,
+        pod_name=pod,
+        pod_uid=pod_uid,
+        pod_ip="10.244.4.19",
+    )
+    # the fault: generation 3 was started (annotation, revision), the VMI names generation 2
+    vmi["status"]["virtualMachineRevisionName"] = f"revision-start-vm-{vm_uid}-2"
+    sc.vm_event(vm_obj, "SuccessfulCreate", f"{STARTED_MSG}db-replica", t_created + 204)
+    sc.event(
+        vmi_ref("db-replica", vmi_uid, str(sc.rv.v - 2)),
+        "SuccessfulCreate",
+        f"Created virtual machine pod {pod}",
+        phases[1][1] - 3_033,
+    )
+    return sc.finish(
+        captured=captured,
+        vms=[vm_obj],
+        vmis=[vmi],
+        pods=[pod_obj],
+        revisions=[rev],
+        transitions=5,
+    )
+
+
+# ---- 6: restart 2 s after a failed start, no backoff (KV-BO-01) ----------------------
+
+
+def scenario_fault_backoff_violated() -> dict[str, Any]:
+    sc = FaultScene(
+        "fault-backoff-violated",
+        rv_start=9_870_300,
+        rs_hash="6d9b7c5f84",
+        leader_start=t_us("2026-12-16T21:12:44.092515"),
+        acquire_after=15_611_930,
+        node="node-c08",
+        node_ip="192.168.122.18",
+    )
+    ids = sc.ids
+    vm_uid, vmi_uid = ids.uuid4(), ids.uuid4()
+    pod, pod_uid = "virt-launcher-flaky-app-" + ids.suffix(), ids.uuid4()
+    obj = vm_key("flaky-app", vm_uid)
+    vm_created = t_us("2026-12-16T21:30:12.504331")
+    t_first = start_lines(sc.L, vm_created + 266_930, obj, "Always", 30_518)
+    scheduling = t_first + 251_000
+    scheduled = t_first + 3_402_000
+    failed = t_first + 6_118_000  # qemu crashed before the guest ran: Scheduled → Failed
+    t_stop = t_first + 6_342_771
+    t_dispatch = t_stop + 14_466
+    stop_msg = "Stopping VM with VMI in phase Failed and VM runStrategy: Always"
+    sc.L.kv(t_stop, "info", stop_msg, "vm.go:1005", obj)
+    sc.L.kv(
+        t_dispatch,
+        "info",
+        "Dispatching delete event for vmi default/flaky-app with phase Failed",
+        "vm.go:1685",
+        obj,
+    )
+    sc.L.kv(t_stop + 88_902, "info", stop_msg, "vm.go:1005", obj)  # VMI terminating
+    # the fault: startFailure says retry after 12 s, the VMI is recreated after 2 s
+    t_restart = start_lines(sc.L, t_stop + 2_011_604, obj, "Always", 29_337)
+    # kvtrace collect listed the objects while the failed VMI was still terminating; the
+    # logs, fetched afterwards, already hold the restart
+    captured = t_stop + 537_118
+    assert t_restart > captured
+
+    vm_obj = sc.vm(
+        "flaky-app",
+        vm_uid,
+        created=vm_created,
+        generation=1,
+        strategy="Always",
+        status={
+            "conditions": [
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": fmt_s(t_stop + 21_000),
+                    "message": "virt-launcher pod is terminating",
+                    "reason": "PodTerminating",
+                    "status": "False",
+                    "type": "Ready",
+                }
+            ],
+            "created": True,
+            "desiredGeneration": 1,
+            "observedGeneration": 1,
+            "printableStatus": "CrashLoopBackOff",
+            "runStrategy": "Always",
+            "startFailure": {
+                "consecutiveFailCount": 1,
+                "lastFailedVMIUID": vmi_uid,
+                "retryAfterTimestamp": fmt_s(t_stop + 12_000_000),
+            },
+            "volumeSnapshotStatuses": snapshot_statuses(),
+        },
+    )
+    rev = make_revision(vm_obj, t_first - 19_602, sc.rv(4))
+    phases = [
+        ("Pending", t_first),
+        ("Scheduling", scheduling),
+        ("Scheduled", scheduled),
+        ("Failed", failed),
+    ]
+    vmi, pod_obj = sc.vmi_and_pod(
+        vm_obj,
+        uid=vmi_uid,
+        created=t_first - 8_164,
+        phases=phases,
+        pod_name=pod,
+        pod_uid=pod_uid,
+        pod_ip="10.244.8.52",
+    )
+    meta, status = vmi["metadata"], vmi["status"]
+    meta["deletionGracePeriodSeconds"] = 0
+    meta["deletionTimestamp"] = fmt_s(t_dispatch)
+    meta["finalizers"] = ["kubevirt.io/foregroundDeleteVirtualMachine"]  # vm.go:2503-2511
+    status["conditions"] = [
+        {
+            "lastProbeTime": None,
+            "lastTransitionTime": fmt_s(t_stop + 21_000),
+            "message": "virt-launcher pod is terminating",
+            "reason": "PodTerminating",
+            "status": "False",
+            "type": "Ready",
+        }
+    ]
+    for never_ran in ("guestOSInfo", "interfaces", "currentCPUTopology"):
+        status.pop(never_ran)
+    status["memory"].pop("guestCurrent")
+    pmeta, pstatus = pod_obj["metadata"], pod_obj["status"]
+    pmeta["deletionGracePeriodSeconds"] = 60
+    pmeta["deletionTimestamp"] = fmt_s(t_dispatch + 31_000 + 60_000_000)
+    compute = pstatus["containerStatuses"][0]
+    compute["ready"] = False
+    for cond in pstatus["conditions"]:
+        if cond["type"] in ("Ready", "ContainersReady", "kubevirt.io/virtual-machine-unpaused"):
+            cond["status"] = "False"
+            cond["lastTransitionTime"] = fmt_s(failed)
+            if cond["type"] != "kubevirt.io/virtual-machine-unpaused":
+                cond["reason"] = "ContainersNotReady"
+                cond["message"] = "containers with unready status: [compute]"
+    sc.vm_event(vm_obj, "SuccessfulCreate", f"{STARTED_MSG}flaky-app", t_first + 177)
+    sc.event(
+        vmi_ref("flaky-app", vmi_uid, str(sc.rv.v - 2)),
+        "SuccessfulCreate",
+        f"Created virtual machine pod {pod}",
+        scheduling - 3_240,
+    )
+    sc.vm_event(vm_obj, "SuccessfulDelete", f"{STOPPED_MSG}{vmi_uid}", t_dispatch - 262)
+    sc.event(
+        vmi_ref("flaky-app", vmi_uid, str(sc.rv.v - 1)),
+        "SuccessfulDelete",
+        f"Deleted virtual machine pod {pod}",
+        t_dispatch + 31_408,
+    )
+    vmi["metadata"]["resourceVersion"] = sc.rv(4)
+    return sc.finish(
+        captured=captured,
+        vms=[vm_obj],
+        vmis=[vmi],
+        pods=[pod_obj],
+        revisions=[rev],
+        transitions=7,
+    )
+
+
+# ---- 7: the standby replica acts without the lease (KV-LD-01) ------------------------
+
+
+def scenario_fault_non_leader_action() -> dict[str, Any]:
+    sc = FaultScene(
+        "fault-non-leader-action",
+        rv_start=10_552_800,
+        rs_hash="7b5d8c6f49",
+        leader_start=t_us("2026-12-18T05:11:03.662018"),
+        acquire_after=16_470_351,
+        node="node-c09",
+        node_ip="192.168.122.19",
+    )
+    ids = sc.ids
+    vm_uid, vmi_uid = ids.uuid4(), ids.uuid4()
+    pod = "virt-launcher-batch-worker-" + ids.suffix()
+    obj = vm_key("batch-worker", vm_uid)
+    vm_created = t_us("2026-12-18T05:26:44.190552")
+    # the fault: the standby, which never acquired the lease, starts the new VM
+    t_created = start_lines(sc.S, vm_created + 251_337, obj, "Always", 34_009)
+    # 4 min later `virtctl stop` sets runStrategy Halted; the leader stops the VMI
+    t_halt = t_created + 252_604_118
+    running = "Stopping VM with VMI in phase Running due to runStrategy: Halted"
+    done = "Stopping VM with VMI in phase Succeeded due to runStrategy: Halted"
+    sc.L.kv(t_halt, "info", running, "vm.go:1134", obj)
+    t_dispatch = t_halt + 16_204
+    sc.L.kv(
+        t_dispatch,
+        "info",
+        "Dispatching delete event for vmi default/batch-worker with phase Running",
+        "vm.go:1685",
+        obj,
+    )
+    sc.L.kv(t_halt + 51_877, "info", running, "vm.go:1134", obj)
+    sc.L.kv(t_halt + 604_315, "info", running, "vm.go:1134", obj)
+    t_final = t_halt + 4_118_092
+    sc.L.kv(t_final, "info", done, "vm.go:1134", obj)
+    sc.L.kv(t_final + 40_771, "info", done, "vm.go:1134", obj)
+    captured = t_halt + 183_700_425
+
+    vm_obj = sc.vm(
+        "batch-worker",
+        vm_uid,
+        created=vm_created,
+        generation=2,
+        strategy="Halted",
+        status=vm_status_stopped(since=t_final + 61_000, generation=2, strategy="Halted"),
+    )
+    first = json.loads(json.dumps(vm_obj))
+    first["metadata"]["generation"] = 1
+    first["spec"]["runStrategy"] = "Always"
+    rev = make_revision(first, t_created - 20_775, sc.rv(6))
+    sc.vm_event(vm_obj, "SuccessfulCreate", f"{STARTED_MSG}batch-worker", t_created + 181)
+    sc.event(
+        vmi_ref("batch-worker", vmi_uid, str(sc.rv.v - 2)),
+        "SuccessfulCreate",
+        f"Created virtual machine pod {pod}",
+        t_created + 238_460,
+    )
+    sc.rv(24_000)
+    sc.vm_event(vm_obj, "SuccessfulDelete", f"{STOPPED_MSG}{vmi_uid}", t_dispatch - 233)
+    sc.event(
+        vmi_ref("batch-worker", vmi_uid, str(sc.rv.v - 1)),
+        "SuccessfulDelete",
+        f"Deleted virtual machine pod {pod}",
+        t_dispatch + 29_873,
+    )
+    return sc.finish(
+        captured=captured,
+        vms=[vm_obj],
+        vmis=[],
+        pods=[],
+        revisions=[rev],
+        transitions=8,
+    )
+
+
+FAULTS: list[tuple[str, str, Any, str]] = [  # (dir, rule, scenario, README line)
+    (
+        "fault-duplicate-create",
+        "KV-EX-01",
+        scenario_fault_duplicate_create,
+        "kvtrace bundle — `default/web-frontend` (Always): 5 min after its VMI was created the "
+        "leader, on a VMI cache that missed the add event, decides to start it again; the "
+        "create collides (`Failed to create VirtualMachineInstance: /`, vm.go:1336; "
+        "`Failure while starting VMI: … already exists`, vm.go:448, 348) twice. Trips KV-EX-01.",
+    ),
+    (
+        "fault-rerun-after-succeeded",
+        "KV-RS-03",
+        scenario_fault_rerun_after_succeeded,
+        "kvtrace bundle — `default/report-gen` (RerunOnFailure): its VMI `Succeeded` and was "
+        "deleted (vm.go:1052, 1685), then recreated 2.9 s later (vm.go:1081, 1341) with no "
+        "start request. Trips KV-RS-03.",
+    ),
+    (
+        "fault-delete-create-one-reconcile",
+        "KV-RC-01",
+        scenario_fault_delete_create_one_reconcile,
+        "kvtrace bundle — `default/cache-node` (Always): one reconcile of the leader stops "
+        "and deletes the Failed VMI (vm.go:1005, 1685) and, without returning, starts and "
+        "creates its successor 2–19 ms later (vm.go:1032, 1341). Trips KV-RC-01.",
+    ),
+    (
+        "fault-phase-regression",
+        "KV-PH-01",
+        scenario_fault_phase_regression,
+        "kvtrace bundle — `default/api-server` (Always): a normal start, but the VMI's "
+        "`phaseTransitionTimestamps` stamp `Running` 5.5 s before `Scheduled`. Trips KV-PH-01.",
+    ),
+    (
+        "fault-wrong-revision-name",
+        "KV-SV-01",
+        scenario_fault_wrong_revision_name,
+        "kvtrace bundle — `default/db-replica` (Always, generation 3): the VMI carries "
+        '`kubevirt.io/vm-generation: "3"` and revision `…-3` exists, but its '
+        "`status.virtualMachineRevisionName` names generation 2. Trips KV-SV-01.",
+    ),
+    (
+        "fault-backoff-violated",
+        "KV-BO-01",
+        scenario_fault_backoff_violated,
+        "kvtrace bundle — `default/flaky-app` (Always): its first VMI failed before Running "
+        "(`startFailure` count 1, retry after 12 s) and was recreated 2 s after the stop "
+        "decision with no `Delaying start` line; the objects were listed while the failed VMI "
+        "was still terminating. Trips KV-BO-01.",
+    ),
+    (
+        "fault-non-leader-action",
+        "KV-LD-01",
+        scenario_fault_non_leader_action,
+        "kvtrace bundle — `default/batch-worker`: the standby replica, which only logged "
+        "`attempting to acquire leader lease`, starts the new VM (vm.go:1032, 1341) while the "
+        "other replica holds the Lease; 4 min later the leader stops it (Halted). Trips "
+        "KV-LD-01.",
+    ),
+]
+
+
+# --------------------------------------------------------------------------------------
 
 
 TOP_README = """\
@@ -2108,6 +3132,9 @@ and recreated 0.19 s after the first decision line (no backoff), two controller 
 - `must-gather-always-restart/` — the same incident in KubeVirt must-gather layout (no Lease).
 - `rerun-on-failure-succeeded/` — kvtrace bundle: RerunOnFailure VM whose VMI Succeeded is \
 deleted once and never restarted.
+
+Fault-injection samples: each shows one injected virt-controller fault, and `kvtrace check -A` \
+reports exactly that rule as violated (exit code 3).
 """
 
 
@@ -2136,11 +3163,29 @@ def generate(out: Path) -> dict[str, Any]:
         logs=r["logs"],
         readme=README_RERUN,
     )
-    write(out / "README.md", TOP_README)
-    return {"always-restart": a["facts"], "rerun-on-failure-succeeded": r["facts"]}
+    facts = {"always-restart": a["facts"], "rerun-on-failure-succeeded": r["facts"]}
+    fault_lines = []
+    for name, rule, scenario, line in FAULTS:
+        f = scenario()
+        write_kvtrace_bundle(
+            out / name,
+            captured=f["captured"],
+            objects=f["objects"],
+            logs=f["logs"],
+            readme=f"{name}: {line}\n",
+        )
+        fault_lines.append(f"- `{name}/` ({rule}) — {line}\n")
+        facts[name] = {"rule": rule, "captured": fmt_us(f["captured"])}
+    write(out / "README.md", TOP_README + "\n" + "".join(fault_lines))
+    return facts
 
 
-SAMPLE_DIRS = ["always-restart", "must-gather-always-restart", "rerun-on-failure-succeeded"]
+SAMPLE_DIRS = [
+    "always-restart",
+    "must-gather-always-restart",
+    "rerun-on-failure-succeeded",
+    *(name for name, *_ in FAULTS),
+]
 
 
 def main() -> int:
