@@ -97,14 +97,14 @@ def legacy_passt_term(ctx: t.Context) -> t.Term:
         why = "removed in v1.3"
     else:
         why = f"{len(ifaces)} passt interface(s) without ports" if ifaces else "no passt interface"
-    return ctx.term(
+    return t.Term(
         "legacyPasst",
         "passt (v1.0–v1.2)",
-        "800Mi per passt interface without ports",
+        "800Mi per passt interface without ports, before the ratio",
         hit,
         why,
         len(ifaces) * 800 * MI,
-        "(v1.0–v1.2 only)",
+        "v1.2.0:services/renderresources.go:307 (GetMemoryOverhead)",
     )
 
 

@@ -1,0 +1,110 @@
+"""Verify one launcher pod against its VMI: the overhead terms and every pod check.
+
+``verify_pod`` never raises on bad objects: what could not be read becomes a ``problem`` (exit 1)
+or an unchecked row, and every check that does not need the missing piece still runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvtrace.overhead import checks as c
+from kvtrace.overhead import invariants as inv
+from kvtrace.overhead.pod import PodView
+from kvtrace.overhead.settings import ClusterSettings, SettingFlags, resolve_settings
+from kvtrace.overhead.total import Overhead, overhead_terms
+from kvtrace.overhead.versions import VersionChoice, choose_release, image_tag
+from kvtrace.overhead.vmi_spec import FieldError, VmiView, dig
+from parsers.quantity import QuantityError
+
+POD_ONLY = "qemuTimeout, readinessGate"
+NEEDS_VMI = "overhead terms, annotation, VMI status, memory, CPU, grace periods, devices, "
+NEEDS_VMI += "guest-console-log, runAsUser"
+
+
+@dataclass
+class OverheadReport:
+    pod: PodView
+    vmi: VmiView | None
+    version: VersionChoice
+    settings: ClusterSettings | None
+    overhead: Overhead | None = None
+    checks: list[c.Check] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[c.Check]:
+        return [check for check in self.checks if check.ok is False]
+
+
+def detect_version(
+    pod: PodView, kubevirt: Mapping[str, Any] | None, flag: str | None, fallback: str | None = None
+) -> VersionChoice:
+    """``--kubevirt-version``, else the launcher image tag, else the KubeVirt CR, else fallback."""
+    if flag:
+        return choose_release(flag, "--kubevirt-version")
+    image = pod.launcher_image
+    tag = image_tag(image) if image else None
+    if tag and choose_release(tag, "").note is None:
+        return choose_release(tag, f"launcher image {image}")
+    observed = dig(kubevirt, "status", "observedKubeVirtVersion")
+    if observed:
+        return choose_release(str(observed), "KubeVirt CR status.observedKubeVirtVersion")
+    if fallback:
+        return choose_release(fallback, "bundle manifest")
+    return choose_release(tag, f"launcher image {image}" if image else "no version found")
+
+
+def verify_pod(
+    pod_body: Mapping[str, Any],
+    vmi_body: Mapping[str, Any] | None,
+    kubevirt: Mapping[str, Any] | None,
+    flags: SettingFlags,
+    version_flag: str | None = None,
+    fallback_version: str | None = None,
+) -> OverheadReport:
+    pod = PodView(pod_body)
+    version = detect_version(pod, kubevirt, version_flag, fallback_version)
+    report = OverheadReport(pod, VmiView(vmi_body) if vmi_body else None, version, None)
+    try:
+        report.settings = resolve_settings(kubevirt, flags)
+    except QuantityError as err:
+        report.problems.append(f"cluster settings: {err}")
+    report.checks += [inv.qemu_timeout_check(pod), inv.readiness_gate_check(pod)]
+    if report.vmi is None:
+        report.problems.append(f"no VMI: could check only {POD_ONLY}; not checked: {NEEDS_VMI}")
+    elif report.settings is not None:
+        _verify_with_vmi(report, report.vmi, report.settings)
+    return report
+
+
+def _verify_with_vmi(report: OverheadReport, vmi: VmiView, settings: ClusterSettings) -> None:
+    release, pod = report.version.release, report.pod
+    try:
+        report.overhead = overhead_terms(vmi, release, settings)
+    except (FieldError, QuantityError) as err:
+        report.problems.append(
+            f"cannot compute the overhead: {err}; not checked: overhead terms, annotation, "
+            "VMI status, memory"
+        )
+    total = report.overhead.total if report.overhead else None
+    steps: list[tuple[str, Callable[[], c.Check | list[c.Check]]]] = []
+    if total is not None:
+        steps += [
+            ("annotation", lambda: c.annotation_check(pod, total, release, settings)),
+            ("vmiStatus", lambda: c.status_check(vmi, total, release, settings)),
+            ("memory", lambda: c.memory_checks(pod, vmi, settings, total)),
+        ]
+    steps += [
+        ("cpu", lambda: c.cpu_checks(pod, vmi, release, settings)),
+        ("grace", lambda: inv.grace_checks(pod, vmi)),
+        ("consoleLog", lambda: inv.console_checks(pod, vmi, release, settings)),
+        ("devices", lambda: inv.device_check(pod, vmi, settings)),
+        ("runAsUser", lambda: inv.run_as_user_checks(pod, vmi)),
+    ]
+    for key, step in steps:
+        found = c.guarded(key, step)
+        report.checks += found
+        report.problems += [f"{x.key}: {x.note}" for x in found if x.note.startswith("cannot")]
