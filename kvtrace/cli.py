@@ -9,8 +9,10 @@ import click
 
 from kvtrace import __version__
 from kvtrace.commands.check import check_command
+from kvtrace.commands.collect import collect_command
 from kvtrace.commands.rules import rules_command
 from kvtrace.commands.timeline import timeline_command
+from kvtrace.commands.verify_overhead import verify_overhead_command
 from kvtrace.errors import EXIT_ERROR, KvtraceError
 
 
@@ -23,6 +25,8 @@ def cli() -> None:
 cli.add_command(timeline_command)
 cli.add_command(check_command)
 cli.add_command(rules_command)
+cli.add_command(collect_command)
+cli.add_command(verify_overhead_command)
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -33,6 +33,7 @@ class OverheadReport:
     overhead: Overhead | None = None
     checks: list[c.Check] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    vmi_lookup: str = ""
 
     @property
     def failed(self) -> list[c.Check]:
@@ -64,10 +65,12 @@ def verify_pod(
     flags: SettingFlags,
     version_flag: str | None = None,
     fallback_version: str | None = None,
+    vmi_lookup: str = "",
 ) -> OverheadReport:
     pod = PodView(pod_body)
     version = detect_version(pod, kubevirt, version_flag, fallback_version)
-    report = OverheadReport(pod, VmiView(vmi_body) if vmi_body else None, version, None)
+    vmi = VmiView(vmi_body) if vmi_body else None
+    report = OverheadReport(pod, vmi, version, None, vmi_lookup=vmi_lookup)
     try:
         report.settings = resolve_settings(kubevirt, flags)
     except QuantityError as err:

@@ -89,7 +89,9 @@ def resolve_settings(kubevirt: Mapping[str, Any] | None, flags: SettingFlags) ->
             return Setting(name, found, cr.label)
         if flag not in (None, ()):
             return Setting(name, flag, FLAG)
-        return Setting(name, default, DEFAULT if kubevirt is None else f"default ({cr.label})")
+        return Setting(
+            name, default, DEFAULT if kubevirt is None else f"default, unset in {cr.label}"
+        )
 
     return ClusterSettings(
         cpu_allocation_ratio=pick(
