@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime
 from pathlib import PurePath
 
@@ -157,11 +158,14 @@ def _category(record: LogRecord, entry: catalog.Message | None) -> str:
 
 
 def source_name(record: LogRecord, stream: LogStream) -> str:
-    pod = record.pod or stream.info.pod
+    return _source_name(record.pod or stream.info.pod, stream.info.instance, stream.info.source_id)
+
+
+@lru_cache(maxsize=1024)
+def _source_name(pod: str | None, instance: str | None, source_id: str) -> str:
     if pod:
-        instance = stream.info.instance
         return f"{pod} (previous)" if instance == "previous" else pod
-    return PurePath(stream.info.source_id).name or stream.info.source_id
+    return PurePath(source_id).name or source_id
 
 
 def make_row(

@@ -18,7 +18,7 @@ from parsers.records import Timestamp
 SOURCE_RANK = {"log": 0, "revision": 1, "object": 2, "phase": 3, "pod": 4, "event": 5}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Provenance:
     """Where a row comes from: a log file and line, or an object and field path."""
 
@@ -33,7 +33,7 @@ class Provenance:
         return f"{self.ref} {self.field}" if self.field else self.ref
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TimelineRow:
     """One thing that happened to the VM, pointing at its evidence."""
 
@@ -52,7 +52,10 @@ class TimelineRow:
     order_uncertain: bool = False
 
     def arg(self, key: str) -> str | None:
-        return dict(self.args).get(key)
+        for name, value in self.args:
+            if name == key:
+                return value
+        return None
 
 
 def sort_key(row: TimelineRow) -> tuple[object, ...]:

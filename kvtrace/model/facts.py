@@ -73,17 +73,30 @@ class Facts:
     def vm(self) -> KubeObject | None:
         return self.timeline.scope.vm
 
+    def __post_init__(self) -> None:
+        self._by_id: dict[str, list[int]] = {}
+        self._actions: list[int] = []
+        for i, row in enumerate(self.rows):
+            if row.origin == "log" and row.message_id:
+                self._by_id.setdefault(row.message_id, []).append(i)
+            if is_action(row):
+                self._actions.append(i)
+        self._reconcile_at = {i: rc for rc in self.reconciles for i in rc.rows}
+
     def actions(self) -> list[int]:
-        return [i for i, r in enumerate(self.rows) if is_action(r)]
+        return self._actions
 
     def by_message(self, *ids: str) -> list[int]:
-        return [i for i, r in enumerate(self.rows) if r.message_id in ids and r.origin == "log"]
+        """Log rows carrying any of these catalog ids, in timeline order."""
+        if len(ids) == 1:
+            return self._by_id.get(ids[0], [])
+        return sorted(i for message_id in ids for i in self._by_id.get(message_id, []))
 
     def incarnation(self, uid: str | None) -> Incarnation | None:
         return next((inc for inc in self.incarnations if inc.uid == uid), None)
 
     def reconcile_of(self, index: int) -> Reconcile | None:
-        return next((rc for rc in self.reconciles if index in rc.rows), None)
+        return self._reconcile_at.get(index)
 
     def strategy_of(self, index: int) -> str | None:
         """The strategy a decision line names, else the VM's current one."""
