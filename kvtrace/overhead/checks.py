@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from kvtrace.overhead.expected import expected_cpu, expected_memory
 from kvtrace.overhead.pod import OVERHEAD_ANNOTATION, PodView
-from kvtrace.overhead.settings import OVERHEAD_GATE, ClusterSettings
+from kvtrace.overhead.settings import OVERHEAD_GATE, OverheadSettings
 from kvtrace.overhead.versions import Release
 from kvtrace.overhead.vmi_spec import FieldError, VmiView, quantity_at
 from parsers.quantity import BINARY_SI, Quantity, QuantityError, quantity_of, to_mi
@@ -34,6 +34,8 @@ def byte_diff(actual: int, expected: int) -> str:
     if delta == 0:
         return ""
     sign = "+" if delta > 0 else "-"
+    if abs(delta) < 1024 * 1024:
+        return f"{sign}{abs(delta)} bytes"
     return f"{sign}{abs(delta)} bytes ({sign}{to_mi(abs(delta))})"
 
 
@@ -65,7 +67,7 @@ def compare_cpu(
     return Check(key, title, want, shown, actual.value == expected.value, diff, note, source)
 
 
-def annotation_expected(release: Release, settings: ClusterSettings) -> tuple[bool, str]:
+def annotation_expected(release: Release, settings: OverheadSettings) -> tuple[bool, str]:
     """Whether virt-controller writes the annotation (``services/template.go:631-633``)."""
     if release.annotation == "none":
         return False, f"the annotation does not exist before v1.8 ({release.tag})"
@@ -77,7 +79,7 @@ def annotation_expected(release: Release, settings: ClusterSettings) -> tuple[bo
 
 
 def annotation_check(
-    pod: PodView, total: int, release: Release, settings: ClusterSettings
+    pod: PodView, total: int, release: Release, settings: OverheadSettings
 ) -> Check:
     key, title = "annotation", f"annotation {OVERHEAD_ANNOTATION}"
     wanted, why = annotation_expected(release, settings)
@@ -95,7 +97,7 @@ def annotation_check(
     return Check(key, title, str(total), raw, int(raw) == total, diff, note, src)
 
 
-def status_check(vmi: VmiView, total: int, release: Release, settings: ClusterSettings) -> Check:
+def status_check(vmi: VmiView, total: int, release: Release, settings: OverheadSettings) -> Check:
     key, title = "vmiStatus", "VMI status.memory.memoryOverhead"
     src = "watch/vmi/lifecycle.go:313-315, 1165-1183"
     actual = quantity_at(vmi.body, "status.memory.memoryOverhead")
@@ -107,7 +109,7 @@ def status_check(vmi: VmiView, total: int, release: Release, settings: ClusterSe
     return Check(key, title, expected, f"{actual}", actual.bytes() == total, diff, why, src)
 
 
-def memory_checks(pod: PodView, vmi: VmiView, settings: ClusterSettings, total: int) -> list[Check]:
+def memory_checks(pod: PodView, vmi: VmiView, settings: OverheadSettings, total: int) -> list[Check]:
     plan = expected_memory(vmi, settings, total)
     note = "; ".join(plan.notes)
     src = "services/renderresources.go:220-306, 356-359"
@@ -148,7 +150,7 @@ def memory_checks(pod: PodView, vmi: VmiView, settings: ClusterSettings, total: 
 
 
 def cpu_checks(
-    pod: PodView, vmi: VmiView, release: Release, settings: ClusterSettings
+    pod: PodView, vmi: VmiView, release: Release, settings: OverheadSettings
 ) -> list[Check]:
     plan = expected_cpu(vmi, release, settings)
     note = "; ".join(plan.notes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from kvtrace.overhead.settings import ClusterSettings
+from kvtrace.overhead.settings import OverheadSettings
 from kvtrace.overhead.versions import Release
 from kvtrace.overhead.vmi_spec import VmiView, pod_vcpus, topology_vcpus
 from parsers.quantity import Quantity, parse_quantity, quantity_of
@@ -35,7 +35,7 @@ class CpuPlan:
     limit_note: str = ""
 
 
-def base_memory(vmi: VmiView, settings: ClusterSettings) -> tuple[int | None, str]:
+def base_memory(vmi: VmiView, settings: OverheadSettings) -> tuple[int | None, str]:
     """The base request before the overhead (``renderresources.go:263-293``)."""
     request = vmi.resource("requests", "memory")
     if request is not None and request.value != 0:
@@ -62,7 +62,7 @@ def _limit_base(vmi: VmiView, base: int | None) -> int | None:
     return limit.bytes() if limit is not None else None
 
 
-def expected_memory(vmi: VmiView, settings: ClusterSettings, overhead: int) -> MemoryPlan:
+def expected_memory(vmi: VmiView, settings: OverheadSettings, overhead: int) -> MemoryPlan:
     base, why = base_memory(vmi, settings)
     limit_base = _limit_base(vmi, base)
     if vmi.hugepages_size:
@@ -110,7 +110,7 @@ def _go_g(value: float) -> str:
     return repr(value).removesuffix(".0")
 
 
-def expected_cpu(vmi: VmiView, release: Release, settings: ClusterSettings) -> CpuPlan:
+def expected_cpu(vmi: VmiView, release: Release, settings: OverheadSettings) -> CpuPlan:
     if vmi.dedicated:
         return _dedicated_cpu(vmi, release)
     pool = vmi.supplemental_pool_threads if release.io_threads_in_cpu else 0

@@ -8,7 +8,7 @@ from typing import Any
 
 from kvtrace.overhead.checks import Check
 from kvtrace.overhead.pod import PodView, container_resource
-from kvtrace.overhead.settings import ClusterSettings
+from kvtrace.overhead.settings import OverheadSettings
 from kvtrace.overhead.versions import Release
 from kvtrace.overhead.vmi_spec import VmiView, dig, grace_seconds, is_non_root, wants_qos_guaranteed
 from parsers.quantity import parse_quantity
@@ -103,7 +103,7 @@ def readiness_gate_check(pod: PodView) -> Check:
     )
 
 
-def expected_devices(vmi: VmiView, settings: ClusterSettings) -> dict[str, bool]:
+def expected_devices(vmi: VmiView, settings: OverheadSettings) -> dict[str, bool]:
     """kvm unless emulated; tun; vhost-net for virtio (``renderresources.go:466-491``)."""
     emulation = bool(settings.use_emulation.value)
     ifaces = vmi.interfaces
@@ -116,7 +116,7 @@ def expected_devices(vmi: VmiView, settings: ClusterSettings) -> dict[str, bool]
     }
 
 
-def device_check(pod: PodView, vmi: VmiView, settings: ClusterSettings) -> Check:
+def device_check(pod: PodView, vmi: VmiView, settings: OverheadSettings) -> Check:
     wanted = expected_devices(vmi, settings)
     limits = dig(pod.compute, "resources", "limits") or {}
     have = {name: name in limits and parse_quantity(limits[name]).value == 1 for name in DEVICES}
@@ -168,7 +168,7 @@ def run_as_user_checks(pod: PodView, vmi: VmiView) -> list[Check]:
     ]
 
 
-def console_expected(vmi: VmiView, settings: ClusterSettings) -> tuple[bool, str]:
+def console_expected(vmi: VmiView, settings: OverheadSettings) -> tuple[bool, str]:
     """``autoattachSerialConsole`` not false and ``logSerialConsole`` (or the cluster) allows it."""
     if vmi.domain("devices", "autoattachSerialConsole") is False:
         return False, "autoattachSerialConsole: false"
@@ -180,7 +180,7 @@ def console_expected(vmi: VmiView, settings: ClusterSettings) -> tuple[bool, str
 
 
 def console_checks(
-    pod: PodView, vmi: VmiView, release: Release, settings: ClusterSettings
+    pod: PodView, vmi: VmiView, release: Release, settings: OverheadSettings
 ) -> list[Check]:
     wanted, why = console_expected(vmi, settings)
     if release.console_log == "none":
@@ -217,7 +217,7 @@ def _console_placement(
 
 
 def _console_resources(
-    container: Mapping[str, Any], vmi: VmiView, settings: ClusterSettings
+    container: Mapping[str, Any], vmi: VmiView, settings: OverheadSettings
 ) -> Check:
     wanted = _console_wanted(vmi, settings)
     mismatches, shown = [], []
@@ -244,7 +244,7 @@ def _console_resources(
     )
 
 
-def _console_wanted(vmi: VmiView, settings: ClusterSettings) -> dict[str, dict[str, str]]:
+def _console_wanted(vmi: VmiView, settings: OverheadSettings) -> dict[str, dict[str, str]]:
     wanted = {kind: dict(values) for kind, values in _CONSOLE_DEFAULTS.items()}
     override = settings.console_log_resources.value or {}
     for kind in ("requests", "limits"):

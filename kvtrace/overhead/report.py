@@ -13,7 +13,7 @@ from typing import Any
 from kvtrace.overhead import checks as c
 from kvtrace.overhead import invariants as inv
 from kvtrace.overhead.pod import PodView
-from kvtrace.overhead.settings import ClusterSettings, SettingFlags, resolve_settings
+from kvtrace.overhead.settings import OverheadSettings, SettingFlags, resolve_settings
 from kvtrace.overhead.total import Overhead, overhead_terms
 from kvtrace.overhead.versions import VersionChoice, choose_release, image_tag
 from kvtrace.overhead.vmi_spec import FieldError, VmiView, dig
@@ -29,7 +29,7 @@ class OverheadReport:
     pod: PodView
     vmi: VmiView | None
     version: VersionChoice
-    settings: ClusterSettings | None
+    settings: OverheadSettings | None
     overhead: Overhead | None = None
     checks: list[c.Check] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -83,7 +83,7 @@ def verify_pod(
     return report
 
 
-def _verify_with_vmi(report: OverheadReport, vmi: VmiView, settings: ClusterSettings) -> None:
+def _verify_with_vmi(report: OverheadReport, vmi: VmiView, settings: OverheadSettings) -> None:
     release, pod = report.version.release, report.pod
     try:
         report.overhead = overhead_terms(vmi, release, settings)

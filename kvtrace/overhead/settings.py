@@ -39,7 +39,7 @@ class SettingFlags:
 
 
 @dataclass
-class ClusterSettings:
+class OverheadSettings:
     """Resolved settings; ``binding_memory`` maps plugin name → bytes of its memory overhead."""
 
     cpu_allocation_ratio: Setting
@@ -75,7 +75,7 @@ class ClusterSettings:
         return beta_on_by_default and gate not in self.disabled_feature_gates.value
 
 
-def resolve_settings(kubevirt: Mapping[str, Any] | None, flags: SettingFlags) -> ClusterSettings:
+def resolve_settings(kubevirt: Mapping[str, Any] | None, flags: SettingFlags) -> OverheadSettings:
     """Every setting with its source; ``kubevirt`` is the KubeVirt CR body or None."""
     cr = _CR(kubevirt)
     notes: list[str] = []
@@ -93,7 +93,7 @@ def resolve_settings(kubevirt: Mapping[str, Any] | None, flags: SettingFlags) ->
             name, default, DEFAULT if kubevirt is None else f"default, unset in {cr.label}"
         )
 
-    return ClusterSettings(
+    return OverheadSettings(
         cpu_allocation_ratio=pick(
             "cpuAllocationRatio",
             _int(dev.get("cpuAllocationRatio")),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvtrace.overhead.settings import ClusterSettings
+from kvtrace.overhead.settings import OverheadSettings
 from kvtrace.overhead.versions import Release
 from kvtrace.overhead.vmi_spec import VmiView, overhead_vcpus
 from parsers.quantity import mebibytes
@@ -51,7 +51,7 @@ def _kvm(lines: str) -> str:
 class Context:
     vmi: VmiView
     release: Release
-    settings: ClusterSettings
+    settings: OverheadSettings
 
     def term(  # one line per column of the output row
         self, key: str, title: str, condition: str, hit: bool, why: str, size: int, pos: str

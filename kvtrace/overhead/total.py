@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from kvtrace.overhead import terms as t
-from kvtrace.overhead.settings import ClusterSettings
+from kvtrace.overhead.settings import OverheadSettings
 from kvtrace.overhead.versions import Release
 from kvtrace.overhead.vmi_spec import VmiView, wants_qos_guaranteed
 
@@ -33,7 +33,7 @@ class Overhead:
         return sum(term.counted for term in self.terms)
 
 
-def overhead_terms(vmi: VmiView, release: Release, settings: ClusterSettings) -> Overhead:
+def overhead_terms(vmi: VmiView, release: Release, settings: OverheadSettings) -> Overhead:
     """Recompute the overhead of ``vmi`` under ``release`` with ``settings``."""
     ctx = t.Context(vmi, release, settings)
     terms = [t.page_tables(ctx), *t.fixed_terms(ctx), t.vcpu_term(ctx), t.iothread_term(ctx)]
