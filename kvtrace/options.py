@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
 from kvtrace.errors import UsageError
+from kvtrace.sources.live_settings import ClusterSettings, parse_request_timeout
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,3 +65,61 @@ def split_key(text: str) -> tuple[str, str]:
     if len(parts) == 2 and all(parts):
         return parts[0], parts[1]
     raise UsageError(f"cannot read {text!r} as NAMESPACE/NAME (for example default/testvm)")
+
+
+_LIVE_OPTIONS = [
+    click.option(
+        "--kubeconfig",
+        metavar="PATH",
+        help="Kubeconfig file (default: every file in $KUBECONFIG, else ~/.kube/config).",
+    ),
+    click.option("--context", metavar="NAME", help="Kubeconfig context (default: current)."),
+    click.option(
+        "--request-timeout",
+        metavar="DURATION",
+        default="30s",
+        show_default=True,
+        help="Give up on a connect or read after this long (then retry); 0 waits forever.",
+    ),
+    click.option("--as", "as_user", metavar="USER", help="Impersonate this user (read-only)."),
+    click.option(
+        "--as-group", "as_groups", multiple=True, metavar="GROUP", help="Impersonate a group."
+    ),
+    click.option(
+        "--kubevirt-namespace",
+        metavar="NS",
+        help="Where KubeVirt runs (default: found from the KubeVirt CR or virt-controller pods).",
+    ),
+    click.option("--quiet", "-q", is_flag=True, help="No progress display while collecting."),
+    click.option(
+        "--verbose", "-v", is_flag=True, help="Print every request (never headers) to stderr."
+    ),
+]
+_LIVE_NAMES = (
+    "kubeconfig",
+    "context",
+    "request_timeout",
+    "as_user",
+    "as_groups",
+    "kubevirt_namespace",
+    "quiet",
+    "verbose",
+)
+
+
+def live_options(func: F) -> F:
+    """Cluster flags for live mode (used when neither --bundle nor --log is given).
+
+    The command receives them as one ``cluster: ClusterSettings`` argument.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given = {name: kwargs.pop(name) for name in _LIVE_NAMES}
+        given["request_timeout"] = parse_request_timeout(given["request_timeout"])
+        given["as_groups"] = tuple(given["as_groups"])
+        return func(*args, cluster=ClusterSettings(**given), **kwargs)
+
+    for option in reversed(_LIVE_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]

@@ -7,20 +7,28 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from kvtrace.errors import UsageError
+from kvtrace.sources.live_settings import ClusterSettings, CollectScope, NoClusterConfigured
 from kvtrace.sources.model import Evidence
 
 
 @contextmanager
-def open_evidence(bundle: str | None, logs: Sequence[str]) -> Iterator[Evidence]:
-    """Open a bundle and/or log files as one Evidence (temp space removed on exit)."""
+def open_evidence(
+    bundle: str | None,
+    logs: Sequence[str],
+    cluster: ClusterSettings | None = None,
+    scope: CollectScope | None = None,
+) -> Iterator[Evidence]:
+    """Open a bundle and/or log files as one Evidence (temp space removed on exit).
+
+    With neither, read the live cluster (``cluster`` flags, ``scope`` to collect; defaults:
+    the kubeconfig's current context and namespace) through the same bundle reader.
+    """
     from kvtrace.sources.bundle import open_bundle, open_logs
 
     if not bundle and not logs:
-        raise UsageError(
-            "no evidence given: use --bundle PATH (a kvtrace bundle, must-gather or log dir) "
-            "or --log FILE (repeatable; '-' for stdin). "
-            "Reading a live cluster is not available yet."
-        )
+        with _open_live(cluster or ClusterSettings(), scope or CollectScope()) as live:
+            yield live
+        return
     with ExitStack() as stack:
         evidence = stack.enter_context(open_bundle(Path(bundle))) if bundle else None
         extra = stack.enter_context(open_logs(list(logs))) if logs else None
@@ -34,3 +42,31 @@ def _merge(bundle: Evidence | None, logs: Evidence | None) -> Evidence:
     if logs is not None:
         bundle.logs = [*bundle.logs, *logs.logs]
     return bundle
+
+
+@contextmanager
+def _open_live(cluster: ClusterSettings, scope: CollectScope) -> Iterator[Evidence]:
+    from kvtrace.sources.live_evidence import open_live
+
+    with ExitStack() as stack:
+        try:
+            evidence = stack.enter_context(open_live(cluster, scope))
+        except NoClusterConfigured as exc:
+            raise UsageError(
+                "no evidence given: use --bundle PATH (a kvtrace bundle, must-gather or log dir) "
+                "or --log FILE (repeatable; '-' for stdin), or give access to a cluster "
+                f"(--kubeconfig, $KUBECONFIG): {exc}"
+            ) from None
+        yield evidence
+
+
+def live_namespace(bundle: str | None, logs: Sequence[str], cluster: ClusterSettings) -> str | None:
+    """In live mode, the namespace ``-n`` defaults to (the context's); None offline."""
+    if bundle or logs:
+        return None
+    from kvtrace.sources.live_evidence import default_namespace
+
+    try:
+        return default_namespace(cluster)
+    except NoClusterConfigured:
+        return None  # open_evidence reports it, with the offline alternatives

@@ -8,8 +8,9 @@ import click
 
 from kvtrace.errors import EXIT_FINDINGS, UsageError
 from kvtrace.model.verdicts import SEVERITIES
-from kvtrace.options import evidence_options, output_option, split_key
-from kvtrace.pipeline import open_evidence
+from kvtrace.options import evidence_options, live_options, output_option, split_key
+from kvtrace.pipeline import live_namespace, open_evidence
+from kvtrace.sources.live_settings import ClusterSettings, CollectScope
 
 if TYPE_CHECKING:
     from kvtrace.check import CheckReport, Selection
@@ -35,6 +36,7 @@ FORMATS = ["table", "json", "yaml", "csv"]
 )
 @evidence_options
 @output_option(FORMATS)
+@live_options
 def check_command(
     vm: str | None,
     namespace: str | None,
@@ -44,12 +46,15 @@ def check_command(
     bundle: str | None,
     logs: tuple[str, ...],
     output: str,
+    cluster: ClusterSettings,
 ) -> None:
     """Check every step of each VM's timeline against the built-in model of virt-controller."""
     from kvtrace.check import run_check
 
+    if not (vm or namespace or all_namespaces):
+        namespace = live_namespace(bundle, logs, cluster)  # live: the context's namespace
     selection = _selection(vm, namespace, all_namespaces)
-    with open_evidence(bundle, logs) as evidence:
+    with open_evidence(bundle, logs, cluster, _live_scope(selection)) as evidence:
         report = run_check(evidence, selection, kubevirt_version)
         click.echo(render(report, output), nl=False)
     if report.violations(fail_on):
@@ -67,6 +72,15 @@ def _selection(vm: str | None, namespace: str | None, all_namespaces: bool) -> S
         ns, name = split_key(vm)
         return Selection(ns, name)
     return Selection(None if all_namespaces else (namespace or "default"))
+
+
+def _live_scope(selection: Selection) -> CollectScope:
+    """What to collect live for this selection: one VM, one namespace, or every namespace."""
+    if selection.namespace is None:
+        return CollectScope(namespaces=None)
+    if selection.name:
+        return CollectScope((selection.namespace,), ((selection.namespace, selection.name),))
+    return CollectScope((selection.namespace,))
 
 
 def render(report: CheckReport, output: str) -> str:

@@ -5,9 +5,16 @@ from __future__ import annotations
 import click
 
 from kvtrace.model.engine import Assessment
-from kvtrace.options import evidence_options, output_option, split_key, window_options
+from kvtrace.options import (
+    evidence_options,
+    live_options,
+    output_option,
+    split_key,
+    window_options,
+)
 from kvtrace.pipeline import open_evidence
 from kvtrace.render import timeline_shape as shape
+from kvtrace.sources.live_settings import ClusterSettings, CollectScope
 from kvtrace.timefmt import now, parse_window_bound
 from kvtrace.timeline import Timeline
 
@@ -19,6 +26,7 @@ FORMATS = ["table", "wide", "json", "yaml", "csv"]
 @evidence_options
 @window_options
 @output_option(FORMATS)
+@live_options
 def timeline_command(
     vm: str,
     bundle: str | None,
@@ -26,13 +34,15 @@ def timeline_command(
     since: str | None,
     until: str | None,
     output: str,
+    cluster: ClusterSettings,
 ) -> None:
     """Show the reconcile timeline of one VirtualMachine, every row pointing at its evidence."""
     from kvtrace.model.engine import assess
     from kvtrace.timeline import build_timeline
 
     namespace, name = split_key(vm)
-    with open_evidence(bundle, logs) as evidence:
+    scope = CollectScope(namespaces=(namespace,), vms=((namespace, name),))
+    with open_evidence(bundle, logs, cluster, scope) as evidence:
         reference = evidence.captured_at or now()
         start = parse_window_bound(since, reference)
         end = parse_window_bound(until, reference)

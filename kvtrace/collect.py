@@ -1,0 +1,378 @@
+"""``kvtrace collect``: read a live cluster, read-only, into a kvtrace bundle.
+
+Order: ``/version`` (also the reachability check), the KubeVirt install namespace, then in
+parallel the scoped lists (VMs, VMIs, VMIMs, launcher pods, ControllerRevisions), the install
+namespace's objects (virt-controller pods, the Lease and pre-v1.3 Endpoints lock, the KubeVirt
+CR), the Events about all of those, the nodes, and finally the virt-controller logs streamed to
+disk. A 403/404/5xx on one kind becomes a ``missing[]`` entry and the rest is still read; only an
+unreachable server or rejected credentials stop the collection (inputs.md §3.10 lists what a
+live cluster can and cannot give).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kvtrace import __version__
+from kvtrace.collect_plan import (
+    CONTROLLER_SELECTOR,
+    KIND_ORDER,
+    LAUNCHER_SELECTOR,
+    LOCK_NAME,
+    RESOURCES,
+    Item,
+    VmSelection,
+    event_filter,
+    is_leader_lock,
+    key_of,
+    log_targets,
+    node_names,
+    start_revisions,
+)
+from kvtrace.collect_progress import Progress
+from kvtrace.collect_writer import BundleWriter
+from kvtrace.sources.live_api import ApiError, ApiReader, Query
+from kvtrace.sources.live_settings import (
+    KUBEVIRT_NAMESPACES,
+    ClusterError,
+    ClusterSettings,
+    CollectScope,
+    TransientError,
+)
+from kvtrace.sources.model import (
+    ENDPOINTS,
+    EVENT,
+    KUBEVIRT,
+    LEASE,
+    NODE,
+    POD,
+    REVISION,
+    VM,
+    VMI,
+    VMIM,
+)
+
+if TYPE_CHECKING:
+    from kvtrace.sources.live import Connection
+
+WORKERS = 4  # concurrent requests: enough to hide latency, gentle on the API server
+_FAILURES = (ApiError, TransientError)
+Job = tuple[str, str | None, Query, Callable[[Item], bool] | None]
+
+
+@dataclass
+class CollectResult:
+    """What was written: the manifest (as written) and where."""
+
+    manifest: dict[str, Any]
+    root: Path
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.manifest.get("missing"))
+
+
+def collect_bundle(
+    connection: Connection,
+    scope: CollectScope,
+    settings: ClusterSettings,
+    root: Path,
+    progress: Progress,
+) -> CollectResult:
+    """Collect the scope into the bundle directory ``root`` (which the caller owns)."""
+    reader = ApiReader(connection, verbose=settings.verbose, on_request=progress.request)
+    collector = Collector(reader, BundleWriter(root), progress, settings)
+    collector.resolve(scope, connection.default_namespace)
+    try:
+        return CollectResult(collector.run(), root)
+    except BaseException:
+        reader.cancelled.set()  # running streams stop at their next chunk
+        raise
+
+
+class Collector:
+    """One collection run. ``objects`` holds the kept items by kind until they are written."""
+
+    def __init__(
+        self, reader: ApiReader, writer: BundleWriter, progress: Progress, settings: ClusterSettings
+    ) -> None:
+        self.reader, self.writer, self.progress, self.settings = reader, writer, progress, settings
+        self.objects: dict[str, list[Item]] = {}
+        self.read_kinds: set[str] = set()  # kinds with at least one successful request
+        self.namespaces: list[str] | None = None
+        self.selection = VmSelection()
+        self.since: Query = ()
+        self.kubevirt_namespace: str | None = None
+        self._pool: ThreadPoolExecutor | None = None
+
+    def resolve(self, scope: CollectScope, default_namespace: str) -> None:
+        """Namespaces and VMs to read: bare ``--vm`` names and no ``-n`` use the context's."""
+        base = scope.namespaces[0] if scope.namespaces else default_namespace
+        vms = frozenset((ns or base, name) for ns, name in scope.vms)
+        self.selection = VmSelection(vms)
+        if vms:
+            self.namespaces = sorted({ns for ns, _ in vms})
+        elif scope.namespaces is not None:
+            self.namespaces = sorted(set(scope.namespaces)) if scope.namespaces else [base]
+        if scope.since_seconds is not None:
+            self.since = (("sinceSeconds", str(scope.since_seconds)),)
+        elif scope.since_time:
+            self.since = (("sinceTime", scope.since_time),)
+
+    def run(self) -> dict[str, Any]:
+        captured = datetime.now(timezone.utc)
+        server_version = self._server_version()
+        self.progress.set_phase("finding KubeVirt")
+        self.kubevirt_namespace = self._find_kubevirt()
+        with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="kvtrace") as pool:
+            self._pool = pool
+            self.progress.set_phase("reading objects")
+            self._scoped_objects()
+            self._install_objects()
+            self._events()
+            self._nodes()
+            self._write_objects()
+            self.progress.set_phase("reading logs")
+            self._logs()
+        return self.writer.write_manifest(self._header(captured, server_version))
+
+    # --- requests -------------------------------------------------------------------------
+
+    def _list(self, job: Job) -> list[Item] | None:
+        """One list; a failure is recorded as missing (kind, namespace, reason) and is None."""
+        kind, namespace, query, keep = job
+        try:
+            result = self.reader.list_items(RESOURCES[kind].path(namespace), query, keep)
+        except _FAILURES as exc:
+            self.writer.add_missing(_reason(exc), kind=kind, namespace=namespace)
+            return None
+        self.read_kinds.add(kind)
+        return result.items
+
+    def _get(self, kind: str, namespace: str | None, name: str) -> Item | None:
+        """One named object; 404 is None without a missing entry (the caller decides)."""
+        try:
+            item = self.reader.get_json(RESOURCES[kind].path(namespace, name))
+        except ApiError as exc:
+            if exc.status == 404:
+                self.read_kinds.add(kind)
+                return None
+            self.writer.add_missing(f"{name}: {exc.reason}", kind=kind, namespace=namespace)
+            return None
+        except TransientError as exc:
+            self.writer.add_missing(f"{name}: {_reason(exc)}", kind=kind, namespace=namespace)
+            return None
+        self.read_kinds.add(kind)
+        return item
+
+    def _run_jobs(self, jobs: list[Job]) -> None:
+        assert self._pool is not None
+        for job, items in zip(jobs, self._pool.map(self._list, jobs), strict=True):
+            if items is not None:
+                self._add(job[0], items)
+
+    def _add(self, kind: str, items: list[Item]) -> None:
+        known = {_identity(i) for i in self.objects.get(kind, [])}
+        kept = self.objects.setdefault(kind, [])
+        kept.extend(i for i in items if _identity(i) not in known)
+
+    # --- what is read ---------------------------------------------------------------------
+
+    def _server_version(self) -> str | None:
+        try:
+            version = self.reader.get_json("/version")
+        except TransientError as exc:
+            raise ClusterError(
+                f"cannot reach the API server {self.reader.connection.server}: {_reason(exc)}; "
+                "check the kubeconfig's server, the network, or --request-timeout"
+            ) from None
+        except ApiError as exc:
+            self.writer.add_missing(exc.reason, kind="ServerVersion")
+            return None
+        return str(version.get("gitVersion") or "") or None
+
+    def _find_kubevirt(self) -> str | None:
+        """The install namespace: ``--kubevirt-namespace``, the KubeVirt CR, or known names."""
+        namespace = self.settings.kubevirt_namespace
+        if namespace is None:
+            namespace = self._namespace_of_kubevirt_cr() or self._probe_controller_pods()
+        if namespace is None:
+            self.writer.add_missing(
+                "KubeVirt install namespace not found (no readable KubeVirt CR, no virt-controller"
+                f" pods in {', '.join(KUBEVIRT_NAMESPACES)}); pass --kubevirt-namespace",
+                kind=KUBEVIRT,
+            )
+            return None
+        items = self._list((KUBEVIRT, namespace, (), None))
+        if items is not None:
+            self._add(KUBEVIRT, items)
+        return namespace
+
+    def _namespace_of_kubevirt_cr(self) -> str | None:
+        try:
+            found = self.reader.list_items(RESOURCES[KUBEVIRT].path()).items
+        except _FAILURES:
+            return None  # forbidden cluster-wide, or KubeVirt's API absent: probe pods instead
+        namespaces = sorted(key_of(item)[0] for item in found if key_of(item)[0])
+        return namespaces[0] if namespaces else None
+
+    def _probe_controller_pods(self) -> str | None:
+        for namespace in KUBEVIRT_NAMESPACES:
+            query = (("labelSelector", CONTROLLER_SELECTOR),)
+            try:
+                pods = self.reader.list_items(RESOURCES[POD].path(namespace), query).items
+            except _FAILURES:
+                continue
+            if pods:
+                return namespace
+        return None
+
+    def _scoped_objects(self) -> None:
+        """VMs, VMIs, VMIMs, launcher pods and VM start revisions of the scope."""
+        select = self.selection
+        jobs = [
+            *self._jobs(VM, select.vm, by_name=True),
+            *self._jobs(VMI, select.vmi, by_name=True),
+            *self._jobs(VMIM, select.migration),
+            *self._jobs(POD, select.launcher, (("labelSelector", LAUNCHER_SELECTOR),)),
+            *self._jobs(REVISION, None),
+        ]
+        self._run_jobs(jobs)
+        if REVISION in self.objects:
+            vms = self.objects.get(VM, [])
+            self.objects[REVISION] = start_revisions(self.objects[REVISION], vms)
+
+    def _jobs(
+        self,
+        kind: str,
+        keep: Callable[[Item], bool] | None,
+        query: Query = (),
+        by_name: bool = False,
+    ) -> list[Job]:
+        """One list per namespace (or one cluster-wide); one per VM when ``--vm`` names it."""
+        if by_name and self.selection.vms:
+            return [
+                (kind, ns, (*query, ("fieldSelector", f"metadata.name={name}")), keep)
+                for ns, name in sorted(self.selection.vms)
+            ]
+        namespaces: list[str | None] = list(self.namespaces) if self.namespaces else [None]
+        return [(kind, ns, query, keep) for ns in namespaces]
+
+    def _install_objects(self) -> None:
+        """virt-controller pods, its Lease, and the pre-v1.3 Endpoints lock if present."""
+        namespace = self.kubevirt_namespace
+        if namespace is None:
+            return
+        self._run_jobs([(POD, namespace, (("labelSelector", CONTROLLER_SELECTOR),), None)])
+        lease = self._get(LEASE, namespace, LOCK_NAME)
+        if lease is not None:
+            self._add(LEASE, [lease])
+        elif LEASE in self.read_kinds:
+            reason = f"{LOCK_NAME}: not found (no leader election in {namespace}?)"
+            self.writer.add_missing(reason, kind=LEASE, namespace=namespace)
+        lock = self._get(ENDPOINTS, namespace, LOCK_NAME)
+        self._add(ENDPOINTS, [lock] if lock is not None and is_leader_lock(lock) else [])
+
+    def _events(self) -> None:
+        keep = event_filter(self.objects, self.selection)
+        namespaces: list[str | None] = list(self.namespaces) if self.namespaces else [None]
+        if self.namespaces and self.kubevirt_namespace not in (None, *self.namespaces):
+            namespaces.append(self.kubevirt_namespace)
+        self._run_jobs([(EVENT, ns, (), keep) for ns in namespaces])
+
+    def _nodes(self) -> None:
+        launchers = [p for p in self.objects.get(POD, []) if self.selection.launcher(p)]
+        names = node_names(self.objects.get(VMI, []), launchers)
+        if not names:
+            self.read_kinds.add(NODE)
+        assert self._pool is not None
+        found = self._pool.map(lambda name: self._get(NODE, None, name), names)
+        for name, node in zip(names, found, strict=True):
+            if node is not None:
+                self._add(NODE, [node])
+            elif NODE in self.read_kinds:
+                self.writer.add_missing(f"{name}: not found (deleted since?)", kind=NODE)
+
+    def _write_objects(self) -> None:
+        for kind in KIND_ORDER:
+            if kind in self.read_kinds:
+                resource = RESOURCES[kind]
+                items = sorted(self.objects.get(kind, []), key=_sort_key)
+                self.writer.write_objects(kind, resource.plural, resource.api_version, items)
+
+    def _logs(self) -> None:
+        namespace = self.kubevirt_namespace
+        pods = [p for p in self.objects.get(POD, []) if key_of(p)[0] == namespace]
+        targets = [
+            (key_of(pod)[1], container, instance)
+            for pod in pods
+            if (pod.get("metadata") or {}).get("labels", {}).get("kubevirt.io") == "virt-controller"
+            for container, instance in log_targets(pod)
+        ]
+        if namespace is None or not targets:
+            return
+        assert self._pool is not None
+        list(self._pool.map(lambda target: self._log(namespace, *target), targets))
+
+    def _log(self, namespace: str, pod: str, container: str, instance: str) -> None:
+        """Stream one container log to disk with kubelet timestamps (docs/bundle-format.md)."""
+        relative = self.writer.log_path(namespace, pod, container, instance)
+        query: list[tuple[str, str]] = [("container", container), ("timestamps", "true")]
+        if instance == "previous":
+            query.append(("previous", "true"))
+        path = f"{RESOURCES[POD].path(namespace, pod)}/log"
+        target = self.writer.root / relative
+        try:
+            size = self.reader.stream_to(
+                path, [*query, *self.since], target, self.progress.add_bytes
+            )
+        except _FAILURES as exc:
+            target.unlink(missing_ok=True)
+            self.writer.add_missing(_reason(exc), file=relative)
+            return
+        self.writer.add_log(namespace, pod, container, instance, relative, size)
+
+    def _header(self, captured: datetime, server_version: str | None) -> dict[str, Any]:
+        return {
+            "capturedAt": captured.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "kvtraceVersion": __version__,
+            "serverVersion": server_version,
+            "kubevirtVersion": _kubevirt_version(self.objects.get(KUBEVIRT, [])),
+            "kubevirtNamespace": self.kubevirt_namespace,
+            "scope": {
+                "allNamespaces": self.namespaces is None,
+                "namespaces": self.namespaces or [],
+                "vms": [f"{ns}/{name}" for ns, name in sorted(self.selection.vms)],
+            },
+        }
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, ApiError):
+        return exc.reason
+    text = str(exc)
+    return text.split(": ", 1)[1] if text.startswith("GET ") and ": " in text else text
+
+
+def _identity(item: Item) -> tuple[str, ...]:
+    metadata = item.get("metadata") or {}
+    return (str(metadata.get("uid") or ""), *key_of(item))
+
+
+def _sort_key(item: Item) -> tuple[str, str]:
+    return key_of(item)
+
+
+def _kubevirt_version(kubevirts: list[Item]) -> str | None:
+    """``status.observedKubeVirtVersion`` of the KubeVirt CR (docs/bundle-format.md)."""
+    for kubevirt in kubevirts:
+        status = kubevirt.get("status")
+        version = status.get("observedKubeVirtVersion") if isinstance(status, dict) else None
+        if isinstance(version, str) and version:
+            return version
+    return None

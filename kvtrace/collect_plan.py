@@ -1,0 +1,214 @@
+"""What ``kvtrace collect`` reads, where it lives in the API, and which items belong to the scope.
+
+The kinds and their API paths follow inputs.md §3.10 (what a live cluster can give) and §4
+(object shapes). Selection rules, each a small pure function over plain dicts:
+
+- launcher pods carry the label ``kubevirt.io=virt-launcher`` and are owned by their VMI
+  (inputs.md §4.3); hotplug attachment pods (``hotplug-disk``) are not launchers;
+- VM start revisions are ControllerRevisions owned by a VirtualMachine (inputs.md §4.4);
+- Events are kept when their ``involvedObject`` is a collected object, an earlier incarnation of
+  a selected VM/VMI (same name, other uid), one of its launcher pods, or the virt-controller
+  Lease (launcher-pod.md §6.5: ``LeaderElection`` Events are written on the Lease);
+- nodes are those the VMIs and launcher pods ran on (``status.nodeName``, the
+  ``kubevirt.io/nodeName`` label, the migration source/target, ``spec.nodeName``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kvtrace.sources.model import (
+    ENDPOINTS,
+    EVENT,
+    KUBEVIRT,
+    LEASE,
+    NODE,
+    POD,
+    REVISION,
+    VM,
+    VMI,
+    VMIM,
+)
+
+LAUNCHER_SELECTOR = "kubevirt.io=virt-launcher"
+CONTROLLER_SELECTOR = "kubevirt.io=virt-controller"
+LOCK_NAME = "virt-controller"  # Lease (and pre-v1.3 Endpoints) name: launcher-pod.md §6.1
+LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
+START_REVISION_PREFIX = "revision-start-vm-"
+LAUNCHER_PREFIX = "virt-launcher-"
+
+Item = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One API resource kvtrace reads: its Kind, plural, group and version."""
+
+    kind: str
+    plural: str
+    group: str = ""
+    version: str = "v1"
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        """``/api/v1/namespaces/ns/pods``, ``/apis/kubevirt.io/v1/virtualmachines`` (all ns)…"""
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        scope = f"/namespaces/{namespace}" if namespace and self.namespaced else ""
+        return f"{base}{scope}/{self.plural}" + (f"/{name}" if name else "")
+
+
+RESOURCES = {
+    VM: Resource(VM, "virtualmachines", "kubevirt.io"),
+    VMI: Resource(VMI, "virtualmachineinstances", "kubevirt.io"),
+    VMIM: Resource(VMIM, "virtualmachineinstancemigrations", "kubevirt.io"),
+    KUBEVIRT: Resource(KUBEVIRT, "kubevirts", "kubevirt.io"),
+    POD: Resource(POD, "pods"),
+    EVENT: Resource(EVENT, "events"),
+    ENDPOINTS: Resource(ENDPOINTS, "endpoints"),
+    NODE: Resource(NODE, "nodes", namespaced=False),
+    REVISION: Resource(REVISION, "controllerrevisions", "apps"),
+    LEASE: Resource(LEASE, "leases", "coordination.k8s.io"),
+}
+# The order of the manifest's ``collected[]`` (and of the files in objects/).
+KIND_ORDER = (VM, VMI, VMIM, POD, REVISION, EVENT, LEASE, ENDPOINTS, KUBEVIRT, NODE)
+
+
+def meta(item: Item) -> Item:
+    value = item.get("metadata")
+    return value if isinstance(value, dict) else {}
+
+
+def section(item: Item, key: str) -> Item:
+    """``item[key]`` when it is a mapping, else an empty one (every path is optional)."""
+    value = item.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def key_of(item: Item) -> tuple[str, str]:
+    return str(meta(item).get("namespace") or ""), str(meta(item).get("name") or "")
+
+
+def owners(item: Item) -> list[Item]:
+    refs = meta(item).get("ownerReferences")
+    return [r for r in refs if isinstance(r, dict)] if isinstance(refs, list) else []
+
+
+@dataclass(frozen=True)
+class VmSelection:
+    """``--vm`` names as (namespace, name); empty means every VM of the scope."""
+
+    vms: frozenset[tuple[str, str]] = frozenset()
+
+    def vm(self, item: Item) -> bool:
+        return not self.vms or key_of(item) in self.vms
+
+    def vmi(self, item: Item) -> bool:
+        return not self.vms or key_of(item) in self.vms  # a VMI is named after its VM
+
+    def migration(self, item: Item) -> bool:
+        spec = section(item, "spec")
+        return not self.vms or (key_of(item)[0], str(spec.get("vmiName") or "")) in self.vms
+
+    def launcher(self, item: Item) -> bool:
+        """A virt-launcher pod (not a hotplug pod) of a selected VM, by owner VMI name."""
+        if section(meta(item), "labels").get("kubevirt.io") != "virt-launcher":
+            return False
+        if not self.vms:
+            return True
+        namespace = key_of(item)[0]
+        names = {str(r.get("name")) for r in owners(item) if r.get("kind") == VMI}
+        domain = section(meta(item), "annotations").get("kubevirt.io/domain")
+        return any((namespace, n) in self.vms for n in names | ({domain} if domain else set()))
+
+
+def start_revisions(revisions: Iterable[Item], vms: Iterable[Item]) -> list[Item]:
+    """ControllerRevisions owned by one of ``vms`` (by uid, or by the start-revision name)."""
+    uids = {str(meta(vm).get("uid")) for vm in vms if meta(vm).get("uid")}
+    kept = []
+    for revision in revisions:
+        owned = any(r.get("kind") == VM and str(r.get("uid")) in uids for r in owners(revision))
+        name = key_of(revision)[1]
+        named = name.startswith(START_REVISION_PREFIX) and any(
+            name[len(START_REVISION_PREFIX) :].startswith(uid) for uid in uids
+        )
+        if owned or named:
+            kept.append(revision)
+    return kept
+
+
+def event_filter(objects: dict[str, list[Item]], selection: VmSelection) -> Callable[[Item], bool]:
+    """Keep Events about collected objects, earlier incarnations, launchers and the Lease."""
+    uids = {str(meta(i).get("uid")) for items in objects.values() for i in items}
+    names = {(kind, *key_of(i)) for kind, items in objects.items() for i in items}
+
+    def keep(event: Item) -> bool:
+        involved = event.get("involvedObject")
+        if not isinstance(involved, dict):
+            return False
+        kind, ns, name = (str(involved.get(k) or "") for k in ("kind", "namespace", "name"))
+        if str(involved.get("uid") or "") in uids or (kind, ns, name) in names:
+            return True
+        if kind in (VM, VMI, VMIM):
+            return not selection.vms or (ns, name) in selection.vms
+        if kind == POD and name.startswith(LAUNCHER_PREFIX):
+            return not selection.vms or any(
+                name.startswith(f"{LAUNCHER_PREFIX}{vm}-") for n, vm in selection.vms if n == ns
+            )
+        return False
+
+    return keep
+
+
+def node_names(vmis: Iterable[Item], pods: Iterable[Item]) -> list[str]:
+    """The nodes the VMIs (and their launcher pods) ran on, sorted."""
+    found: set[str] = set()
+    for vmi in vmis:
+        status = section(vmi, "status")
+        migration = section(status, "migrationState")
+        candidates = (
+            status.get("nodeName"),
+            section(meta(vmi), "labels").get("kubevirt.io/nodeName"),
+            migration.get("sourceNode"),
+            migration.get("targetNode"),
+        )
+        found.update(str(n) for n in candidates if n)
+    for pod in pods:
+        node = section(pod, "spec").get("nodeName")
+        if node:
+            found.add(str(node))
+    return sorted(found)
+
+
+def is_leader_lock(endpoints: Item) -> bool:
+    """The pre-v1.3 Endpoints lock carries the leader annotation (inputs.md §4.5)."""
+    return LEADER_ANNOTATION in section(meta(endpoints), "annotations")
+
+
+def log_targets(pod: Item) -> list[tuple[str, str]]:
+    """``(container, instance)`` pairs to fetch: ``current`` always, ``previous`` after a restart.
+
+    The kubelet keeps only the last terminated instance (inputs.md §3.10), and asking for it when
+    the container never restarted is a 400, so ``previous`` is asked for only when
+    ``restartCount > 0`` or ``lastState.terminated`` is set.
+    """
+    statuses = section(pod, "status").get("containerStatuses") or []
+    restarted = {
+        str(s.get("name"))
+        for s in statuses
+        if isinstance(s, dict)
+        and ((s.get("restartCount") or 0) > 0 or section(s, "lastState").get("terminated"))
+    }
+    targets = []
+    for container in section(pod, "spec").get("containers") or []:
+        name = str(container.get("name")) if isinstance(container, dict) else ""
+        if name:
+            targets.append((name, "current"))
+            if name in restarted:
+                targets.append((name, "previous"))
+    return targets

@@ -1,0 +1,55 @@
+"""``kvtrace collect``: a read-only snapshot of a live cluster as a kvtrace bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kvtrace.errors import EXIT_FINDINGS
+from kvtrace.options import live_options
+from kvtrace.sources.live_settings import ClusterSettings
+
+
+@click.command("collect")
+@click.option("-n", "--namespace", metavar="NS", help="VM namespace (default: the context's).")
+@click.option("-A", "--all-namespaces", is_flag=True, help="VMs in every namespace.")
+@click.option("--vm", "vms", multiple=True, metavar="[NS/]NAME", help="Only this VM (repeatable).")
+@click.option(
+    "--since",
+    metavar="TIME",
+    help="Only log lines from TIME on (a duration such as 2h, or RFC 3339).",
+)
+@click.option(
+    "-f",
+    "--filename",
+    "output",
+    required=True,
+    metavar="PATH",
+    help="Write the bundle here: a directory, or PATH.tar.gz / .tgz / .tar (never overwritten).",
+)
+@live_options
+def collect_command(
+    namespace: str | None,
+    all_namespaces: bool,
+    vms: tuple[str, ...],
+    since: str | None,
+    output: str,
+    cluster: ClusterSettings,
+) -> None:
+    """Read VMs, VMIs, migrations, launcher pods, revisions, Events, the virt-controller pods,
+    logs and Lease, the KubeVirt CR and nodes (GET only) into a kvtrace bundle.
+
+    Exit 0: complete; 3: written, but something was not collected (see the manifest's
+    missing[]); 1: nothing written (cluster unreachable, credentials rejected, interrupted).
+    """
+    from kvtrace.collect_run import collect_to, missing_lines, scope_from_flags, summary_lines
+
+    scope = scope_from_flags(namespace, all_namespaces, vms, since)
+    published = collect_to(Path(output), cluster, scope)
+    if not cluster.quiet:
+        click.echo("\n".join(summary_lines(published)))
+    for line in missing_lines(published):
+        click.echo(f"warning: {line}", err=True)
+    if published.result.partial:
+        raise click.exceptions.Exit(EXIT_FINDINGS)
