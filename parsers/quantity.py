@@ -11,8 +11,8 @@ Pure and exact: values are :class:`decimal.Decimal`, never floats. The rules fol
   capped at 2⁶³−1; a BinarySI value strictly between 0 and 1 becomes DecimalSI;
 - ``Value()`` (bytes, whole CPUs) and ``MilliValue()`` round **up** (away from zero).
 
-One deliberate limit: exponents beyond ±100 are rejected (Kubernetes accepts up to ±2³¹, but no
-resource is written that way and unbounded exponents would make Decimal arithmetic explode).
+One deliberate limit: exponents above 100 or below −1000 are rejected (Kubernetes accepts ±2³¹,
+but no resource is written that way and huge exponents would make the arithmetic explode).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ _BINARY_BY_POWER = {power // 10: suffix for suffix, power in _BINARY.items()}
 _GRAMMAR = re.compile(r"([+-]?)(\d+(?:\.\d*)?|\.\d+)(.*)", re.ASCII | re.DOTALL)
 _EXPONENT = re.compile(r"[eE]([+-]?\d+)", re.ASCII)
 _MAX_EXPONENT = 100
+_MIN_EXPONENT = -1000
 _MAX_LENGTH = 200
 _MAX_INT64 = Decimal(2**63 - 1)
 _NANO = Decimal("1e-9")
@@ -99,8 +100,10 @@ def _apply_suffix(number: Decimal, suffix: str, text: str) -> tuple[Decimal, str
                 "(use Ki Mi Gi Ti Pi Ei, n u m k M G T P E, or e<exponent>)"
             )
         power = int(exponent[1])
-        if abs(power) > _MAX_EXPONENT:
-            raise QuantityError(f"{text!r}: exponent beyond ±{_MAX_EXPONENT} is not supported")
+        if not _MIN_EXPONENT <= power <= _MAX_EXPONENT:
+            raise QuantityError(
+                f"{text!r}: exponents outside {_MIN_EXPONENT}..{_MAX_EXPONENT} are not supported"
+            )
         return number.scaleb(power), DECIMAL_EXPONENT
 
 
