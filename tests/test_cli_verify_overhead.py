@@ -1,0 +1,194 @@
+"""`kvtrace verify-overhead` from the command line: outputs, exit codes, error messages."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from kvtrace.cli import run
+from tests.conftest import SAMPLES
+
+BUNDLE = str(SAMPLES / "always-restart")
+POD = "default/virt-launcher-testvm-2458p"
+OVERHEAD = SAMPLES / "overhead"
+
+
+def kvtrace(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = run(["verify-overhead", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def files(case: str, pod: str | None = None, vmi: str | None = None) -> list[str]:
+    kubevirt = "kubevirt-ratio.yaml" if case == "vm-ratio" else "kubevirt.yaml"
+    return [
+        "--pod-file",
+        str(pod or OVERHEAD / f"{case}-pod.yaml"),
+        "--vmi-file",
+        str(vmi or OVERHEAD / f"{case}-vmi.yaml"),
+        "--kubevirt-file",
+        str(OVERHEAD / kubevirt),
+    ]
+
+
+def test_bundle_pod_verifies_clean(capsys):
+    code, out, err = kvtrace(capsys, POD, "--bundle", BUNDLE)
+    assert code == 0 and err == ""
+    assert "VMI: default/testvm (uid ef32cc57-8756-42c7-ac53-081511511e81)" in out
+    assert "KubeVirt: v1.9.0 (launcher image quay.io/kubevirt/virt-launcher:v1.9.0)" in out
+    assert "Checks: 15 ✓, 0 ✗, 0 not checked" in out
+    total = [line for line in out.splitlines() if line.startswith("total")]
+    assert total[0].split() == ["total", "285212672", "272Mi"]
+
+
+def test_namespace_flag_is_the_same_as_ns_slash_pod(capsys):
+    _, slash, _ = kvtrace(capsys, POD, "--bundle", BUNDLE)
+    code, flag, _ = kvtrace(
+        capsys, "-n", "default", "virt-launcher-testvm-2458p", "--bundle", BUNDLE
+    )
+    assert code == 0 and flag == slash
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_structured_output_is_a_kubectl_shaped_report(capsys, output):
+    code, out, _ = kvtrace(capsys, *files("vm-2cpu-2gi"), "-o", output)
+    doc = json.loads(out) if output == "json" else yaml.safe_load(out)
+    assert code == 0
+    assert doc["apiVersion"] == "kvtrace.io/v1alpha1" and doc["kind"] == "OverheadReport"
+    assert doc["metadata"]["namespace"] == "default"
+    assert doc["overhead"]["totalBytes"] == 293601280 and doc["overhead"]["totalMi"] == "280Mi"
+    assert len(doc["overhead"]["terms"]) == 21
+    assert {c["status"] for c in doc["checks"]} == {"pass"}
+    assert doc["summary"] == {"pass": 15, "fail": 0, "unchecked": 0}
+    assert doc["kubevirtVersion"]["constants"] == "v1.9"
+    ratio = next(s for s in doc["settings"] if s["name"] == "cpuAllocationRatio")
+    assert ratio == {
+        "name": "cpuAllocationRatio",
+        "value": 10,
+        "source": "default, unset in KubeVirt CR kubevirt/kubevirt",
+    }
+
+
+def test_table_and_json_hold_the_same_checks(capsys):
+    _, table, _ = kvtrace(capsys, *files("vm-hugepages"))
+    _, raw, _ = kvtrace(capsys, *files("vm-hugepages"), "-o", "json")
+    titles = [c["title"] for c in json.loads(raw)["checks"]]
+    assert all(title in table for title in titles) and len(titles) == 17
+
+
+def test_mismatch_exits_3_and_marks_the_check(capsys):
+    code, out, err = kvtrace(
+        capsys, *files("vm-2cpu-2gi", pod=str(OVERHEAD / "mutated" / "memory-request-pod.yaml"))
+    )
+    assert code == 3 and err == ""
+    row = next(line for line in out.splitlines() if "compute requests.memory" in line)
+    assert row.startswith("✗") and "-1048576 bytes (-1Mi)" in row
+    assert "Checks: 14 ✓, 1 ✗, 0 not checked" in out
+
+
+def test_kubevirt_version_flag_switches_constants(capsys):
+    code, out, _ = kvtrace(
+        capsys, *files("vm-2cpu-2gi"), "--kubevirt-version", "v1.5.0", "-o", "json"
+    )
+    doc = json.loads(out)
+    assert code == 3 and doc["overhead"]["totalBytes"] == 264 * 1024 * 1024
+    assert doc["kubevirtVersion"]["source"] == "--kubevirt-version"
+
+
+def test_out_of_range_version_is_flagged(capsys):
+    _, out, _ = kvtrace(capsys, *files("vm-2cpu-2gi"), "--kubevirt-version", "v1.12.0")
+    assert "v1.12.0 is newer than v1.9: using v1.9 constants, may not apply" in out
+
+
+def test_ratio_flag_without_a_cr(capsys):
+    args = [
+        "--pod-file",
+        str(OVERHEAD / "vm-ratio-pod.yaml"),
+        "--vmi-file",
+        str(OVERHEAD / "vm-ratio-vmi.yaml"),
+    ]
+    code, out, _ = kvtrace(capsys, *args, "--overhead-ratio", "1.5", "-o", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["overhead"]["totalBytes"] == 440402280
+    ratio = next(s for s in doc["settings"] if s["name"] == "additionalGuestMemoryOverheadRatio")
+    assert ratio["source"] == "flag"
+
+
+def test_not_a_launcher_pod_exits_1_with_a_clear_message(capsys):
+    code, out, err = kvtrace(
+        capsys, "kubevirt/virt-controller-6f8b9c7d54-4s9c4", "--bundle", BUNDLE
+    )
+    assert code == 1 and out == ""
+    assert err == (
+        "error: pod kubevirt/virt-controller-6f8b9c7d54-4s9c4 is not a virt-launcher pod "
+        "(label kubevirt.io=virt-controller): nothing was checked; pass the virt-launcher-<vmi>-… "
+        "pod of the VM\n"
+    )
+
+
+def test_unknown_pod_exits_1(capsys):
+    code, _, err = kvtrace(capsys, "default/nope", "--bundle", BUNDLE)
+    assert code == 1 and err.startswith("error: no pod default/nope in ")
+    assert "3 pod(s) there" in err
+
+
+def test_missing_vmi_prints_pod_only_checks_and_exits_1(capsys):
+    code, out, err = kvtrace(capsys, "--pod-file", str(OVERHEAD / "vm-2cpu-2gi-pod.yaml"))
+    assert code == 1
+    assert "VMI: none (looked for uid 5e0a1c2d-0000-4000-8000-000000000001" in out
+    assert "Checks: 2 ✓, 0 ✗, 0 not checked" in out
+    assert err.startswith(
+        "error: not everything could be checked: no VMI: could check only qemuTimeout, readinessGate; not checked: overhead terms"
+    )
+
+
+def test_unparseable_quantity_exits_1_naming_the_field(capsys, tmp_path):
+    vmi = yaml.safe_load((OVERHEAD / "vm-2cpu-2gi-vmi.yaml").read_text())
+    vmi["spec"]["domain"]["resources"]["requests"]["memory"] = "2GB"
+    bad = tmp_path / "vmi.json"
+    bad.write_text(json.dumps({"kind": "List", "apiVersion": "v1", "items": [vmi]}))
+    code, out, err = kvtrace(capsys, *files("vm-2cpu-2gi", vmi=str(bad)))
+    assert code == 1 and "Traceback" not in out + err
+    assert (
+        "cannot compute the overhead: spec.domain.resources.requests.memory: '2GB' is not a quantity"
+        in err
+    )
+
+
+def test_unreadable_file_exits_1(capsys, tmp_path):
+    bad = tmp_path / "pod.yaml"
+    bad.write_text("kind: Pod\nmetadata: [unclosed\n")
+    code, _, err = kvtrace(capsys, "--pod-file", str(bad))
+    assert code == 1 and err.startswith(f"error: {bad}:")
+    code, _, err = kvtrace(capsys, "--pod-file", str(tmp_path / "absent.yaml"))
+    assert code == 1 and "cannot read" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give a POD"),
+        (
+            ["--vmi-file", "x.yaml", "default/p", "--bundle", BUNDLE],
+            "--vmi-file and --kubevirt-file go with --pod-file",
+        ),
+        (["-n", "default", "default/p", "--bundle", BUNDLE], "not both"),
+        (["--pod-file", "x.yaml", "--bundle", BUNDLE], "exclude each other"),
+    ],
+)
+def test_usage_errors_exit_2(capsys, args, message):
+    code, _, err = kvtrace(capsys, *args)
+    assert code == 2 and message in err
+
+
+def test_no_evidence_is_an_error_not_a_traceback(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))  # live reads (once they land) fail
+    code, _, err = kvtrace(capsys, "default/p")
+    assert code in (1, 2) and err.startswith("error:") and "Traceback" not in err
+
+
+def test_help_lists_the_file_flags(capsys):
+    code, out, _ = kvtrace(capsys, "--help")
+    assert code == 0 and "--pod-file" in out and "--kubevirt-version" in out
