@@ -1,4 +1,4 @@
-"""Leader epochs: which virt-controller replica held the Lease when.
+"""Leader epochs: which virt-controller replica held the Lease when, and where that was unclear.
 
 Evidence (``controllers.md`` §9.2): client-go's klog lines ``successfully acquired lease
 <ns>/virt-controller`` (leaderelection.go:271) start an epoch, as does the ``STARTING controllers``
@@ -6,19 +6,28 @@ stdlib line (application.go:614) that follows it; ``failed to renew lease`` (lea
 and ``leaderelection lost`` (application.go:1171, then exit 1) end it. A replica that only logged
 ``attempting to acquire leader lease`` (leaderelection.go:257) is a standby. The one implementation
 used by the model's "leader only" rules and by ``kvtrace leader``.
+
+Gaps and overlaps (``launcher-pod.md`` §6.2): a deposed leader gives up about 12 s after its last
+renewal and a standby takes over 15–23.8 s after it, so a normal failover leaves 3–12 s without a
+leader; a gap longer than the lease duration means nobody could take over. Two replicas whose
+controller actions interleave (a stalled leader resuming after another took over) are split-brain.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from kvtrace.rows import TimelineRow
 
 LEASE_SECONDS = 15  # leaseDurationSeconds default (leaderelectionconfig/config.go:30-44)
+RENEW_DEADLINE_SECONDS = 10  # RenewDeadline default (leaderelectionconfig/config.go:32)
+RETRY_PERIOD_SECONDS = 2  # RetryPeriod default (leaderelectionconfig/config.go:33)
+LOCK_NAME = "virt-controller"  # Lease (and pre-v1.3 Endpoints) name (application.go:1148-1150)
 STARTS = {"leader.acquired", "leader.controllers"}
 ENDS = {"leader.renew-failed", "leader.lost"}
+LEASE_WINDOW = timedelta(seconds=LEASE_SECONDS)
 
 
 @dataclass
@@ -41,14 +50,17 @@ def replica_of(source: str) -> str:
     return source.removesuffix(" (previous)")
 
 
+def _time_key(row: TimelineRow) -> tuple[datetime, str]:
+    return (row.time.at, row.source) if row.time else (datetime.min, "")
+
+
 def lease_epochs(rows: Iterable[TimelineRow]) -> list[Epoch]:
     """Epochs per replica from its leader lines, oldest first."""
     epochs: list[Epoch] = []
     open_by_replica: dict[str, Epoch] = {}
+    closed_by_replica: dict[str, Epoch] = {}
     leader_rows = [r for r in rows if r.category == "leader" and r.time is not None]
-    for row in sorted(
-        leader_rows, key=lambda r: (r.time.at, r.source) if r.time else (datetime.min, "")
-    ):
+    for row in sorted(leader_rows, key=_time_key):
         assert row.time is not None
         replica = replica_of(row.source)
         current = open_by_replica.get(replica)
@@ -61,11 +73,14 @@ def lease_epochs(rows: Iterable[TimelineRow]) -> list[Epoch]:
         elif row.message_id in ENDS and current is not None:
             current.end, current.ended_by = row.time.at, row.message_id
             current.rows.append(row)
-            del open_by_replica[replica]
+            closed_by_replica[replica] = open_by_replica.pop(replica)
+        elif row.message_id in ENDS and replica in closed_by_replica:
+            # ``leaderelection lost`` right after ``failed to renew``: evidence of the same end
+            closed_by_replica[replica].rows.append(row)
         elif row.message_id == "leader.attempt" and current is not None:
             # a new container of the same pod starts over: the old epoch ended unseen
             current.end, current.ended_by = row.time.at, "restart"
-            del open_by_replica[replica]
+            closed_by_replica[replica] = open_by_replica.pop(replica)
     return epochs
 
 
@@ -76,3 +91,152 @@ def leader_at(epochs: list[Epoch], at: datetime) -> list[str]:
 
 def replicas_with_lease_lines(rows: Iterable[TimelineRow]) -> set[str]:
     return {replica_of(r.source) for r in rows if r.category == "leader"}
+
+
+@dataclass(frozen=True)
+class Action:
+    """A VM/VMI controller action line (``model.facts.is_action``) and the object it names."""
+
+    row: TimelineRow
+    target: str | None  # "namespace/name" from the line's object fields or its key
+
+    @property
+    def at(self) -> datetime:
+        assert self.row.time is not None
+        return self.row.time.at
+
+    @property
+    def replica(self) -> str:
+        return replica_of(self.row.source)
+
+
+@dataclass
+class Gap:
+    """No replica led from ``start`` (the end of ``after``) to ``start`` of ``before``.
+
+    ``in_gap``: actions logged inside it (should be none: nobody ran controllers);
+    ``caught_up``: the next leader's actions in its first lease duration, the work that waited."""
+
+    start: datetime
+    end: datetime
+    after: Epoch
+    before: Epoch
+    in_gap: list[Action] = field(default_factory=list)
+    caught_up: list[Action] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        return (self.end - self.start).total_seconds()
+
+    @property
+    def too_long(self) -> bool:
+        return self.seconds > LEASE_SECONDS
+
+
+def leader_gaps(epochs: list[Epoch], actions: list[Action]) -> list[Gap]:
+    """Leaderless spans between an ended epoch and the next start (every length; see
+    ``Gap.too_long``)."""
+    gaps: list[Gap] = []
+    covering: Epoch | None = None
+    for epoch in sorted(epochs, key=lambda e: e.start):
+        if covering is not None and covering.end is not None and epoch.start > covering.end:
+            gaps.append(_gap(covering, epoch, actions))
+        if covering is None or _ends_later(epoch, covering):
+            covering = epoch
+    return gaps
+
+
+def _ends_later(a: Epoch, b: Epoch) -> bool:
+    if b.end is None:
+        return False
+    return a.end is None or a.end > b.end
+
+
+def _gap(after: Epoch, before: Epoch, actions: list[Action]) -> Gap:
+    assert after.end is not None
+    gap = Gap(after.end, before.start, after, before)
+    gap.in_gap = [a for a in actions if gap.start < a.at < gap.end]
+    until = gap.end + LEASE_WINDOW
+    gap.caught_up = [a for a in actions if a.replica == before.replica and gap.end <= a.at <= until]
+    return gap
+
+
+@dataclass
+class Overlap:
+    """Two replicas logged controller actions in intersecting windows: both ran controllers."""
+
+    start: datetime
+    end: datetime
+    replicas: tuple[str, str]
+    actions: list[Action]
+    leading: dict[str, bool]  # replica → whether an epoch of its own covered its actions
+
+
+@dataclass
+class _Window:
+    replica: str
+    actions: list[Action]
+
+    @property
+    def start(self) -> datetime:
+        return self.actions[0].at
+
+    @property
+    def end(self) -> datetime:
+        return self.actions[-1].at
+
+
+def activity_windows(actions: list[Action]) -> list[_Window]:
+    """Per replica, runs of actions with no pause longer than the lease duration."""
+    windows: list[_Window] = []
+    last: dict[str, _Window] = {}
+    for action in sorted(actions, key=lambda a: (a.at, a.row.source)):
+        window = last.get(action.replica)
+        if window is None or action.at - window.end > LEASE_WINDOW:
+            window = _Window(action.replica, [])
+            last[action.replica] = window
+            windows.append(window)
+        window.actions.append(action)
+    return windows
+
+
+def action_overlaps(actions: list[Action], epochs: list[Epoch]) -> list[Overlap]:
+    """Windows of two replicas that intersect, with the actions of both inside the overlap."""
+    windows = activity_windows(actions)
+    found: list[Overlap] = []
+    for i, first in enumerate(windows):
+        for second in windows[i + 1 :]:
+            if first.replica == second.replica:
+                continue
+            start, end = max(first.start, second.start), min(first.end, second.end)
+            if start <= end:
+                found.append(_overlap(first, second, start, end, epochs))
+    return sorted(found, key=lambda o: (o.start, o.replicas))
+
+
+def _overlap(
+    first: _Window, second: _Window, start: datetime, end: datetime, epochs: list[Epoch]
+) -> Overlap:
+    inside = [a for w in (first, second) for a in w.actions if start <= a.at <= end]
+    inside = _with_neighbours(first, second, start, end) if len(inside) < 2 else inside
+    inside.sort(key=lambda a: (a.at, a.row.source))
+    pair = tuple(sorted((first.replica, second.replica)))
+    leading = {r: all(r in leader_at(epochs, a.at) for a in inside if a.replica == r) for r in pair}
+    return Overlap(start, end, (pair[0], pair[1]), inside, leading)
+
+
+def _with_neighbours(
+    first: _Window, second: _Window, start: datetime, end: datetime
+) -> list[Action]:
+    """A lone action inside another replica's window: show it with the actions around it."""
+    outer, inner = (
+        (first, second)
+        if first.end - first.start > second.end - second.start
+        else (
+            second,
+            first,
+        )
+    )
+    before = [a for a in outer.actions if a.at <= start][-1:]
+    after = [a for a in outer.actions if a.at >= end][:1]
+    return [*before, *inner.actions, *after]
