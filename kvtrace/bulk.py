@@ -33,6 +33,7 @@ class Router:
     by_pod: dict[tuple[str, str], VMKey] = field(default_factory=dict)
     discover: bool = True
     namespaces: set[str] | None = None
+    bucket: tuple[int, int] | None = None  # (this bucket, of how many): discover only its VMs
 
     def index(self, key: VMKey, scope: VMScope) -> None:
         self.scopes[key] = scope
@@ -62,15 +63,19 @@ class Router:
             owner = (namespace, name[len("virt-launcher-") : -6])
             if owner in self.scopes:
                 return {owner}
-        if self._discoverable(namespace, record):
+        if self._discoverable(namespace, name, record):
             self.index((namespace, name), build_scope(self.evidence, namespace, name))
             return {(namespace, name)}
         return set()
 
-    def _discoverable(self, namespace: str, record: LogRecord) -> bool:
+    def _discoverable(self, namespace: str, name: str, record: LogRecord) -> bool:
         """A VM known only from logs: a VM-controller line about a VM-looking name."""
         pos_file = (record.pos or "").split(":", 1)[0]
         in_scope = self.namespaces is None or namespace in self.namespaces
+        if self.bucket is not None:
+            from kvtrace.partition import key_bucket
+
+            in_scope = in_scope and key_bucket(namespace, name, self.bucket[1]) == self.bucket[0]
         return self.discover and in_scope and pos_file == "vm.go"
 
 
@@ -107,7 +112,7 @@ def bulk_log_rows(
             0,
         )
         for record in _records(stream, anchor, report):
-            _route(router, record, stream, result, report, seen)
+            route_record(router, record, stream, result, report, seen)
         result.reports.append(report)
     return result
 
@@ -122,7 +127,7 @@ def _records(
     report.lines = report.candidates = parser.tally.lines()
 
 
-def _route(
+def route_record(
     router: Router,
     record: LogRecord,
     stream: LogStream,

@@ -1,22 +1,30 @@
-"""``kvtrace check``: the model over every selected VM of the evidence."""
+"""``kvtrace check``: the model over every selected VM of the evidence.
+
+Small evidence is read in this process (:mod:`kvtrace.bulk`). Large log sets are split into
+per-VM buckets of raw lines (:mod:`kvtrace.partition`) and the buckets are parsed and checked by
+one worker process per core (:mod:`kvtrace.check_workers`), so memory stays bounded by a bucket
+and every core works. Both paths use the same routing, timeline assembly and model.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from statistics import median
 
-from kvtrace.bulk import VMKey, bulk_log_rows, router_for
+from kvtrace.bulk import Router, VMKey, bulk_log_rows, router_for
 from kvtrace.errors import NotFoundError
 from kvtrace.log_rows import SourceReport
 from kvtrace.model.engine import Assessment, assess
 from kvtrace.model.facts import run_strategy
-from kvtrace.model.verdicts import Verdict
+from kvtrace.model.verdicts import EXPLAINED, Verdict
 from kvtrace.model.version import VersionInfo, detect
 from kvtrace.rows import TimelineRow
 from kvtrace.sources.model import VM, Evidence
 from kvtrace.timeline import Timeline, assemble
 from kvtrace.vmscope import VMScope
 from parsers.timestamps import parse_time
+
+PARTITION_MIN_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -34,15 +42,16 @@ class Selection:
 
 @dataclass
 class VMCheck:
-    key: VMKey
-    timeline: Timeline
-    assessment: Assessment
-    strategy: str | None
-    creation_to_running: list[float] = field(default_factory=list)
+    """One VM's result: small and picklable (workers send it back); ``timeline`` only when the
+    check ran in this process."""
 
-    @property
-    def incarnations(self) -> int:
-        return len(self.timeline.incarnations)
+    key: VMKey
+    strategy: str | None
+    incarnations: int
+    assessment: Assessment
+    refs: dict[int, str] = field(default_factory=dict)  # row → "file:line (what)" for findings
+    creation_to_running: list[float] = field(default_factory=list)
+    timeline: Timeline | None = None
 
     @property
     def restarts(self) -> int:
@@ -51,6 +60,9 @@ class VMCheck:
     def latency(self) -> tuple[float | None, float | None]:
         values = self.creation_to_running
         return (median(values), max(values)) if values else (None, None)
+
+    def evidence_of(self, verdict: Verdict) -> list[str]:
+        return [self.refs.get(i, f"row {i + 1}") for i in verdict.rows]
 
 
 @dataclass
@@ -72,31 +84,72 @@ def run_check(
     namespaces = {selection.namespace} if selection.namespace else None
     only = (selection.namespace or "default", selection.name) if selection.name else None
     router = router_for(evidence, namespaces, only)
-    bulk = bulk_log_rows(router, evidence.logs, evidence.captured_at)
-    keys = sorted(k for k in router.scopes if k in bulk.rows or router.scopes[k].vm is not None)
-    if not keys:
+    if only is None and _log_bytes(evidence) >= PARTITION_MIN_BYTES:
+        from kvtrace.check_workers import check_partitioned
+
+        vms, reports = check_partitioned(evidence, router)
+    else:
+        vms, reports = _check_here(evidence, router)
+    if not vms:
         raise NotFoundError(_nothing_found(evidence, selection))
-    vms = [
-        _check_one(
-            evidence, router.scopes[k], bulk.rows.get(k, []) + bulk.leader_rows, bulk.reports
-        )
-        for k in keys
-    ]
     version = detect(evidence, version_flag)
     notes = [n for n in (version.note(),) if n] + list(evidence.missing)
-    return CheckReport(selection, version, vms, bulk.reports, evidence, notes)
+    return CheckReport(
+        selection, version, sorted(vms, key=lambda v: v.key), reports, evidence, notes
+    )
 
 
-def _check_one(
-    evidence: Evidence, scope: VMScope, logged: list[TimelineRow], reports: list[SourceReport]
+def _log_bytes(evidence: Evidence) -> int:
+    total = 0
+    for stream in evidence.logs:
+        try:
+            total += stream.path.stat().st_size if stream.path else 0
+        except OSError:
+            continue
+    return total
+
+
+def _check_here(evidence: Evidence, router: Router) -> tuple[list[VMCheck], list[SourceReport]]:
+    bulk = bulk_log_rows(router, evidence.logs, evidence.captured_at)
+    return check_scopes(
+        evidence, router, bulk.rows, bulk.leader_rows, bulk.reports, keep=True
+    ), bulk.reports
+
+
+def check_scopes(
+    evidence: Evidence,
+    router: Router,
+    rows: dict[VMKey, list[TimelineRow]],
+    leader_rows: list[TimelineRow],
+    reports: list[SourceReport],
+    keep: bool,
+) -> list[VMCheck]:
+    """Assemble and assess every VM that has objects or log rows."""
+    keys = sorted(k for k in router.scopes if k in rows or router.scopes[k].vm is not None)
+    return [
+        check_one(evidence, router.scopes[k], rows.get(k, []) + leader_rows, reports, keep)
+        for k in keys
+    ]
+
+
+def check_one(
+    evidence: Evidence,
+    scope: VMScope,
+    logged: list[TimelineRow],
+    reports: list[SourceReport],
+    keep: bool,
 ) -> VMCheck:
     timeline = assemble(evidence, scope, logged, reports)
+    assessment = assess(timeline)
+    referenced = {i for v in assessment.verdicts if v.status != EXPLAINED for i in v.rows}
     return VMCheck(
-        (scope.namespace, scope.name),
-        timeline,
-        assess(timeline),
-        run_strategy(scope.vm) or _logged_strategy(timeline),
-        _creation_to_running(timeline),
+        key=(scope.namespace, scope.name),
+        strategy=run_strategy(scope.vm) or _logged_strategy(timeline),
+        incarnations=len(timeline.incarnations),
+        assessment=assessment,
+        refs={i: f"{timeline.rows[i].evidence} ({timeline.rows[i].what})" for i in referenced},
+        creation_to_running=_creation_to_running(timeline),
+        timeline=timeline if keep else None,
     )
 
 
@@ -120,9 +173,8 @@ def _creation_to_running(timeline: Timeline) -> list[float]:
 def _nothing_found(evidence: Evidence, selection: Selection) -> str:
     namespaces = sorted({o.namespace or "default" for o in evidence.of_kind(VM)})
     where = evidence.origin or evidence.layout
-    hint = (
-        f"namespaces with VMs: {', '.join(namespaces)} (use -n NS or -A)"
-        if namespaces
-        else "no VMs at all in this evidence"
-    )
+    if namespaces:
+        hint = f"namespaces with VMs: {', '.join(namespaces)} (use -n NS or -A)"
+    else:
+        hint = "no VMs at all in this evidence"
     return f"no VMs found for {selection.describe()} in {where}; {hint}"

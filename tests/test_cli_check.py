@@ -46,7 +46,11 @@ def test_structured_outputs(capsys, output):
     doc = json.loads(out) if output == "json" else yaml.safe_load(out)
     assert doc["kind"] == "CheckReport"
     testvm = next(i for i in doc["items"] if i["name"] == "testvm")
-    assert testvm["runStrategy"] == "Always" and testvm["incarnations"] == 2 and testvm["restarts"] == 1
+    assert (
+        testvm["runStrategy"] == "Always"
+        and testvm["incarnations"] == 2
+        and testvm["restarts"] == 1
+    )
     assert testvm["creationToRunningP50"] == 4.0
     assert [f["rule"] for f in testvm["findings"]] == ["KV-BO-01"]
 
@@ -56,7 +60,10 @@ def test_one_vm_and_namespace_selection(capsys):
     assert code == 0 and [i["name"] for i in json.loads(out)["items"]] == ["testvm"]
     code, _, err = kvtrace(capsys, "check", "-n", "nowhere", "--bundle", BUNDLE)
     assert code == 1
-    assert err.strip() == f"error: no VMs found for namespace nowhere in {BUNDLE}; namespaces with VMs: default (use -n NS or -A)"
+    assert (
+        err.strip()
+        == f"error: no VMs found for namespace nowhere in {BUNDLE}; namespaces with VMs: default (use -n NS or -A)"
+    )
 
 
 def test_conflicting_selection_is_a_usage_error(capsys):
@@ -77,8 +84,14 @@ def test_violations_exit_three_and_fail_on_filters_by_severity(capsys, tmp_path)
     vmis.write_text(yaml.safe_dump(doc))
     code, out, _ = kvtrace(capsys, "check", "-A", "--bundle", str(bundle))
     assert code == 3
-    assert "✗ KV-SV-01 (error) default/testvm: status.virtualMachineRevisionName is 'revision-start-vm-wrong-1'" in out
-    assert "    at VirtualMachineInstance/default/testvm metadata.creationTimestamp (VMI created)" in out
+    assert (
+        "✗ KV-SV-01 (error) default/testvm: status.virtualMachineRevisionName is 'revision-start-vm-wrong-1'"
+        in out
+    )
+    assert (
+        "    at VirtualMachineInstance/default/testvm metadata.creationTimestamp (VMI created)"
+        in out
+    )
 
 
 def test_check_and_timeline_give_the_same_verdicts():
@@ -89,3 +102,21 @@ def test_check_and_timeline_give_the_same_verdicts():
             single = build_timeline(evidence, *vm.key)
             assert [r.what for r in vm.timeline.rows] == [r.what for r in single.rows]
             assert vm.assessment.verdicts == assess(single).verdicts
+
+
+def test_partitioned_check_equals_the_in_process_check(monkeypatch):
+    """Large log sets are split into per-VM buckets checked by worker processes; the result must
+    not depend on that."""
+    import kvtrace.check as check
+
+    def summary(report):
+        return [
+            (vm.key, vm.strategy, vm.incarnations, vm.assessment.verdicts, vm.refs)
+            for vm in report.vms
+        ], [(r.source_id, r.lines, dict(r.tally), r.rows) for r in report.reports]
+
+    with open_bundle(SAMPLES / "always-restart") as evidence:
+        here = summary(run_check(evidence, Selection(None)))
+        monkeypatch.setattr(check, "PARTITION_MIN_BYTES", 1)
+        split = summary(run_check(evidence, Selection(None)))
+    assert split == here

@@ -76,7 +76,7 @@ def table_rows(report: CheckReport) -> list[list[str]]:
 
 
 def evidence_of(vm: VMCheck, verdict: Verdict) -> list[str]:
-    return [f"{vm.timeline.rows[i].evidence} ({vm.timeline.rows[i].what})" for i in verdict.rows]
+    return vm.evidence_of(verdict)
 
 
 def violation_lines(report: CheckReport) -> list[str]:

@@ -1,0 +1,172 @@
+"""Phase two of a partitioned check: each worker parses and checks whole buckets.
+
+Workers are forked after the evidence is open and the router is built, so they share both
+without pickling them; tasks carry only bucket names and small numbering maps, and results are
+the compact :class:`~kvtrace.check.VMCheck` values plus per-stream line tallies.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from kvtrace.bulk import BulkResult, Router, route_record
+from kvtrace.check import VMCheck, check_scopes
+from kvtrace.log_rows import SourceReport
+from kvtrace.partition import (
+    LEADER,
+    UNROUTED,
+    bucket_files,
+    key_bucket,
+    range_streams,
+    split_all,
+)
+from kvtrace.rows import TimelineRow
+from kvtrace.sources.model import Evidence, LogStream
+from kvtrace.sources.safety import temp_space
+from parsers.logstream import LogParser
+from parsers.records import LineTally
+
+BUCKETS_PER_WORKER = 8
+
+
+@dataclass
+class _Job:
+    evidence: Evidence
+    router: Router
+    streams: list[LogStream]
+    directory: str
+    buckets: int
+    leader_rows: list[TimelineRow] | None = None
+
+
+@dataclass
+class BucketResult:
+    vms: list[VMCheck] = field(default_factory=list)
+    tallies: dict[int, LineTally] = field(default_factory=dict)
+    rows: dict[int, int] = field(default_factory=dict)
+
+
+_JOB: _Job | None = None  # set in the parent before the pool forks
+
+
+def workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def check_partitioned(
+    evidence: Evidence, router: Router
+) -> tuple[list[VMCheck], list[SourceReport]]:
+    global _JOB
+    streams = sorted(evidence.logs, key=lambda s: s.info.source_id)
+    count = workers()
+    with temp_space() as directory:
+        _JOB = _Job(evidence, router, streams, str(directory), count * BUCKETS_PER_WORKER)
+        context = multiprocessing.get_context("fork")
+        try:
+            with ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
+                first, lines = split_all(pool, streams, str(directory), _JOB.buckets)
+                names = [LEADER, UNROUTED, *(str(b) for b in range(_JOB.buckets))]
+                results = list(pool.map(_check_bucket, [(n, first) for n in names]))
+        finally:
+            _JOB = None
+    return [vm for r in results for vm in r.vms], _reports(streams, lines, results)
+
+
+def _reports(
+    streams: list[LogStream], lines: dict[int, int], results: list[BucketResult]
+) -> list[SourceReport]:
+    reports = []
+    for index, stream in enumerate(streams):
+        info = stream.info
+        total = lines.get(index, 0)
+        report = SourceReport(info.source_id, info.pod, info.container, info.instance, total, total)
+        for result in results:
+            report.tally.update(result.tallies.get(index, LineTally()))
+            report.rows += result.rows.get(index, 0)
+        reports.append(report)
+    return reports
+
+
+def _check_bucket(task: tuple[str, dict[int, int]]) -> BucketResult:
+    name, first = task
+    job = _JOB
+    assert job is not None, "worker started without a job"
+    grouped = _read(job, name, first)
+    if name in (LEADER, UNROUTED):
+        return _tally_only(job, grouped)
+    sub = _bucket_router(job.router, int(name), job.buckets)
+    routed, result = BulkResult({}, [], []), BucketResult()
+    for index, lines in sorted(grouped.items()):
+        report = _parse_and_route(job, sub, index, lines, routed)
+        result.tallies[index], result.rows[index] = report.tally, report.rows
+    result.vms = check_scopes(
+        job.evidence, sub, routed.rows, _leader_rows(job, first), [], keep=False
+    )
+    return result
+
+
+def _read(job: _Job, bucket: str, first: dict[int, int]) -> dict[int, list[tuple[int, bytes]]]:
+    """Bucket lines grouped by stream, in file order, with file line numbers."""
+    stream_of = range_streams(job.streams)
+    grouped: dict[int, list[tuple[int, bytes]]] = defaultdict(list)
+    for path in bucket_files(job.directory, bucket):
+        with open(path, "rb") as handle:
+            for raw in handle:
+                part, line_no, line = raw.rstrip(b"\n").split(b"\t", 2)
+                grouped[stream_of[int(part)]].append((first[int(part)] + int(line_no), line))
+    for lines in grouped.values():
+        lines.sort(key=lambda item: item[0])
+    return grouped
+
+
+def _parse_and_route(
+    job: _Job, sub: Router, index: int, lines: list[tuple[int, bytes]], routed: BulkResult
+) -> SourceReport:
+    stream = job.streams[index]
+    report = SourceReport(stream.info.source_id, None, None, None, 0, 0)
+    parser = LogParser(stream.info, policy="skip", anchor=job.evidence.captured_at)
+    seen: set[tuple[object, ...]] = set()
+    for line_no, line in lines:
+        for record in parser.feed(line_no, line):
+            route_record(sub, record, stream, routed, report, seen)
+    for record in parser.close():
+        route_record(sub, record, stream, routed, report, seen)
+    tally = LineTally(parser.tally)
+    tally.update(report.tally)  # duplicates found while routing move lines from record
+    report.tally = tally
+    return report
+
+
+def _tally_only(job: _Job, grouped: dict[int, list[tuple[int, bytes]]]) -> BucketResult:
+    result = BucketResult()
+    for index, lines in grouped.items():
+        parser = LogParser(job.streams[index].info, policy="skip", anchor=job.evidence.captured_at)
+        for line_no, line in lines:
+            parser.feed(line_no, line)
+        parser.close()
+        result.tallies[index] = parser.tally
+    return result
+
+
+def _leader_rows(job: _Job, first: dict[int, int]) -> list[TimelineRow]:
+    """Leader-election rows, parsed once per worker process and shared by its buckets."""
+    if job.leader_rows is None:
+        routed = BulkResult({}, [], [])
+        empty = Router({}, job.evidence, discover=False)
+        for index, lines in sorted(_read(job, LEADER, first).items()):
+            _parse_and_route(job, empty, index, lines, routed)
+        job.leader_rows = routed.leader_rows
+    return job.leader_rows
+
+
+def _bucket_router(router: Router, bucket: int, buckets: int) -> Router:
+    sub = Router({}, router.evidence, discover=router.discover, namespaces=router.namespaces)
+    sub.bucket = (bucket, buckets)
+    for key, scope in router.scopes.items():
+        if key_bucket(*key, buckets) == bucket:
+            sub.index(key, scope)
+    return sub
