@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 import click
 
 from kvtrace.errors import EXIT_FINDINGS, KvtraceError, UsageError
-from kvtrace.options import evidence_options, output_option, split_key
-from kvtrace.pipeline import open_evidence
+from kvtrace.options import evidence_options, live_options, output_option, split_key
+from kvtrace.pipeline import live_namespace, open_evidence
+from kvtrace.sources.live_settings import ClusterSettings, CollectScope
 
 if TYPE_CHECKING:
     from kvtrace.overhead.inputs import VerifyInputs
@@ -33,6 +34,7 @@ FORMATS = ["table", "json", "yaml"]
 @click.option("--binding-plugin", multiple=True, metavar="NAME=MEMORY", help="Plugin overhead.")
 @evidence_options
 @output_option(FORMATS)
+@live_options
 def verify_overhead_command(
     pod: str | None,
     namespace: str | None,
@@ -49,6 +51,7 @@ def verify_overhead_command(
     bundle: str | None,
     logs: tuple[str, ...],
     output: str,
+    cluster: ClusterSettings,
 ) -> None:
     """Recompute what virt-controller rendered into a virt-launcher pod, term by term.
 
@@ -70,10 +73,12 @@ def verify_overhead_command(
         return
     if vmi_file or kubevirt_file:
         raise UsageError("--vmi-file and --kubevirt-file go with --pod-file")
+    if pod and "/" not in pod and not namespace:
+        namespace = live_namespace(bundle, logs, cluster)  # live: the context's namespace
     ns, name = _pod_key(pod, namespace)
     from kvtrace.overhead.inputs import from_evidence
 
-    with open_evidence(bundle, logs) as evidence:
+    with open_evidence(bundle, logs, cluster, CollectScope(namespaces=(ns,))) as evidence:
         _run(from_evidence(evidence, ns, name), flags, kubevirt_version, output)
 
 

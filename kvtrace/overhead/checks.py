@@ -109,7 +109,9 @@ def status_check(vmi: VmiView, total: int, release: Release, settings: OverheadS
     return Check(key, title, expected, f"{actual}", actual.bytes() == total, diff, why, src)
 
 
-def memory_checks(pod: PodView, vmi: VmiView, settings: OverheadSettings, total: int) -> list[Check]:
+def memory_checks(
+    pod: PodView, vmi: VmiView, settings: OverheadSettings, total: int
+) -> list[Check]:
     plan = expected_memory(vmi, settings, total)
     note = "; ".join(plan.notes)
     src = "services/renderresources.go:220-306, 356-359"
