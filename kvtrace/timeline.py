@@ -103,6 +103,8 @@ def _with_incarnations(rows: list[TimelineRow], scope: VMScope) -> list[Timeline
 
 
 def _refined(starts: dict[str, datetime], rows: list[TimelineRow]) -> dict[str, datetime]:
+    """Move each VMI's start to its create line; a create after a known VMI that matches no VMI
+    object starts an incarnation the evidence has no object for (``unseen-N``)."""
     refined = dict(starts)
     for row in rows:
         if row.message_id != "vm.created" or row.time is None:
@@ -111,6 +113,8 @@ def _refined(starts: dict[str, datetime], rows: list[TimelineRow]) -> dict[str, 
         near = [uid for uid, start in starts.items() if -1 <= (at - start).total_seconds() <= 5]
         if len(near) == 1:
             refined[near[0]] = at
+        elif not near and any(start < at for start in starts.values()):
+            refined[f"unseen-{sum(k.startswith('unseen-') for k in refined) + 1}"] = at
     return refined
 
 

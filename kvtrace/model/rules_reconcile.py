@@ -83,7 +83,14 @@ def no_duplicate_create(facts: Facts) -> Iterator[Finding]:
         first, second = facts.rows[before].incarnation, facts.rows[after].incarnation
         if any(before < d < after for d in deletes):
             yield explained("the previous VMI was deleted before this create", after)
-        elif first and second and first != second:
+        elif _alive(facts, first) and first != second:
+            yield violated(
+                f"a second VMI create while VMI {str(first)[:8]} still existed (it was never "
+                "deleted)",
+                before,
+                after,
+            )
+        elif first and second and first != second and not second.startswith("unseen-"):
             yield explained(
                 "a new VMI: the previous one vanished without a controller delete", after
             )
@@ -106,6 +113,14 @@ def no_duplicate_create(facts: Facts) -> Iterator[Finding]:
             yield violated("reconcile failed on an already existing VMI or revision", i)
     if creates[:1]:
         yield explained("first create", creates[0])
+
+
+def _alive(facts: Facts, uid: str | None) -> bool:
+    """The VMI is in the evidence without a deletionTimestamp: it outlived every later line."""
+    inc = facts.incarnation(uid)
+    if inc is None or inc.vmi is None:
+        return False
+    return not (inc.vmi.body.get("metadata") or {}).get("deletionTimestamp")
 
 
 def failure_ends_in_requeue(facts: Facts) -> Iterator[Finding]:
