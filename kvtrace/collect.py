@@ -12,7 +12,6 @@ live cluster can and cannot give).
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +34,7 @@ from kvtrace.collect_plan import (
     start_revisions,
 )
 from kvtrace.collect_progress import Progress
+from kvtrace.collect_workers import bounded_map
 from kvtrace.collect_writer import BundleWriter
 from kvtrace.sources.live_api import ApiError, ApiReader, Query
 from kvtrace.sources.live_settings import (
@@ -108,7 +108,6 @@ class Collector:
         self.selection = VmSelection()
         self.since: Query = ()
         self.kubevirt_namespace: str | None = None
-        self._pool: ThreadPoolExecutor | None = None
 
     def resolve(self, scope: CollectScope, default_namespace: str) -> None:
         """Namespaces and VMs to read: bare ``--vm`` names and no ``-n`` use the context's."""
@@ -129,16 +128,14 @@ class Collector:
         server_version = self._server_version()
         self.progress.set_phase("finding KubeVirt")
         self.kubevirt_namespace = self._find_kubevirt()
-        with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="kvtrace") as pool:
-            self._pool = pool
-            self.progress.set_phase("reading objects")
-            self._scoped_objects()
-            self._install_objects()
-            self._events()
-            self._nodes()
-            self._write_objects()
-            self.progress.set_phase("reading logs")
-            self._logs()
+        self.progress.set_phase("reading objects")
+        self._scoped_objects()
+        self._install_objects()
+        self._events()
+        self._nodes()
+        self._write_objects()
+        self.progress.set_phase("reading logs")
+        self._logs()
         return self.writer.write_manifest(self._header(captured, server_version))
 
     # --- requests -------------------------------------------------------------------------
@@ -171,8 +168,7 @@ class Collector:
         return item
 
     def _run_jobs(self, jobs: list[Job]) -> None:
-        assert self._pool is not None
-        for job, items in zip(jobs, self._pool.map(self._list, jobs), strict=True):
+        for job, items in zip(jobs, bounded_map(self._list, jobs, WORKERS), strict=True):
             if items is not None:
                 self._add(job[0], items)
 
@@ -244,8 +240,7 @@ class Collector:
         ]
         self._run_jobs(jobs)
         if REVISION in self.objects:
-            vms = self.objects.get(VM, [])
-            self.objects[REVISION] = start_revisions(self.objects[REVISION], vms)
+            self.objects[REVISION] = start_revisions(self.objects[REVISION], select)
 
     def _jobs(
         self,
@@ -279,7 +274,7 @@ class Collector:
         self._add(ENDPOINTS, [lock] if lock is not None and is_leader_lock(lock) else [])
 
     def _events(self) -> None:
-        keep = event_filter(self.objects, self.selection)
+        keep = event_filter(self.objects, self.selection, self.kubevirt_namespace)
         namespaces: list[str | None] = list(self.namespaces) if self.namespaces else [None]
         if self.namespaces and self.kubevirt_namespace not in (None, *self.namespaces):
             namespaces.append(self.kubevirt_namespace)
@@ -290,8 +285,7 @@ class Collector:
         names = node_names(self.objects.get(VMI, []), launchers)
         if not names:
             self.read_kinds.add(NODE)
-        assert self._pool is not None
-        found = self._pool.map(lambda name: self._get(NODE, None, name), names)
+        found = bounded_map(lambda name: self._get(NODE, None, name), names, WORKERS)
         for name, node in zip(names, found, strict=True):
             if node is not None:
                 self._add(NODE, [node])
@@ -316,11 +310,12 @@ class Collector:
         ]
         if namespace is None or not targets:
             return
-        assert self._pool is not None
-        list(self._pool.map(lambda target: self._log(namespace, *target), targets))
+        bounded_map(lambda target: self._log(namespace, *target), targets, WORKERS)
 
     def _log(self, namespace: str, pod: str, container: str, instance: str) -> None:
         """Stream one container log to disk with kubelet timestamps (docs/bundle-format.md)."""
+        if self.reader.cancelled.is_set():
+            return  # never recreate directories in a bundle being removed
         relative = self.writer.log_path(namespace, pod, container, instance)
         query: list[tuple[str, str]] = [("container", container), ("timestamps", "true")]
         if instance == "previous":

@@ -5,7 +5,8 @@ The kinds and their API paths follow inputs.md §3.10 (what a live cluster can g
 
 - launcher pods carry the label ``kubevirt.io=virt-launcher`` and are owned by their VMI
   (inputs.md §4.3); hotplug attachment pods (``hotplug-disk``) are not launchers;
-- VM start revisions are ControllerRevisions owned by a VirtualMachine (inputs.md §4.4);
+- VM revisions are ControllerRevisions owned by a VirtualMachine (inputs.md §4.4: the start
+  revisions, and instancetype/preference snapshots);
 - Events are kept when their ``involvedObject`` is a collected object, an earlier incarnation of
   a selected VM/VMI (same name, other uid), one of its launcher pods, or the virt-controller
   Lease (launcher-pod.md §6.5: ``LeaderElection`` Events are written on the Lease);
@@ -36,7 +37,6 @@ LAUNCHER_SELECTOR = "kubevirt.io=virt-launcher"
 CONTROLLER_SELECTOR = "kubevirt.io=virt-controller"
 LOCK_NAME = "virt-controller"  # Lease (and pre-v1.3 Endpoints) name: launcher-pod.md §6.1
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
-START_REVISION_PREFIX = "revision-start-vm-"
 LAUNCHER_PREFIX = "virt-launcher-"
 
 Item = dict[str, Any]
@@ -127,23 +127,30 @@ class VmSelection:
         return any((namespace, n) in self.vms for n in names | ({domain} if domain else set()))
 
 
-def start_revisions(revisions: Iterable[Item], vms: Iterable[Item]) -> list[Item]:
-    """ControllerRevisions owned by one of ``vms`` (by uid, or by the start-revision name)."""
-    uids = {str(meta(vm).get("uid")) for vm in vms if meta(vm).get("uid")}
+def start_revisions(revisions: Iterable[Item], selection: VmSelection) -> list[Item]:
+    """ControllerRevisions owned by a VirtualMachine (of the selection, when ``--vm`` names one).
+
+    Ownership is read from the revision itself, so it holds even when the VM list failed.
+    """
     kept = []
     for revision in revisions:
-        owned = any(r.get("kind") == VM and str(r.get("uid")) in uids for r in owners(revision))
-        name = key_of(revision)[1]
-        named = name.startswith(START_REVISION_PREFIX) and any(
-            name[len(START_REVISION_PREFIX) :].startswith(uid) for uid in uids
-        )
-        if owned or named:
+        namespace = key_of(revision)[0]
+        vm_owners = {str(r.get("name")) for r in owners(revision) if r.get("kind") == VM}
+        if vm_owners and (
+            not selection.vms or any((namespace, n) in selection.vms for n in vm_owners)
+        ):
             kept.append(revision)
     return kept
 
 
-def event_filter(objects: dict[str, list[Item]], selection: VmSelection) -> Callable[[Item], bool]:
-    """Keep Events about collected objects, earlier incarnations, launchers and the Lease."""
+def event_filter(
+    objects: dict[str, list[Item]], selection: VmSelection, install_namespace: str | None
+) -> Callable[[Item], bool]:
+    """Keep Events about collected objects, earlier incarnations, launchers and the Lease.
+
+    The Lease and virt-controller pods are matched by name too, so their Events (leader
+    elections) survive when reading the Lease itself failed.
+    """
     uids = {str(meta(i).get("uid")) for items in objects.values() for i in items}
     names = {(kind, *key_of(i)) for kind, items in objects.items() for i in items}
 
@@ -154,6 +161,8 @@ def event_filter(objects: dict[str, list[Item]], selection: VmSelection) -> Call
         kind, ns, name = (str(involved.get(k) or "") for k in ("kind", "namespace", "name"))
         if str(involved.get("uid") or "") in uids or (kind, ns, name) in names:
             return True
+        if ns == install_namespace and _install_object(kind, name):
+            return True
         if kind in (VM, VMI, VMIM):
             return not selection.vms or (ns, name) in selection.vms
         if kind == POD and name.startswith(LAUNCHER_PREFIX):
@@ -163,6 +172,12 @@ def event_filter(objects: dict[str, list[Item]], selection: VmSelection) -> Call
         return False
 
     return keep
+
+
+def _install_object(kind: str, name: str) -> bool:
+    return (kind in (LEASE, ENDPOINTS) and name == LOCK_NAME) or (
+        kind == POD and name.startswith(f"{LOCK_NAME}-")
+    )
 
 
 def node_names(vmis: Iterable[Item], pods: Iterable[Item]) -> list[str]:

@@ -32,6 +32,7 @@ MAX_PAGES = 20_000  # 10 million objects: a bound on a server that never stops p
 MAX_LIST_RESTARTS = 3
 CHUNK = 256 * 1024
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_sleep = time.sleep  # one name for every wait, so tests can observe the delays
 
 
 class ApiError(ClusterError):
@@ -147,7 +148,7 @@ class ApiReader:
             except TransientError:
                 if attempt + 1 >= self.policy.attempts:
                     raise
-                time.sleep(self.policy.backoff(attempt))
+                _sleep(self.policy.backoff(attempt))
             finally:
                 response.close()
         raise AssertionError("unreachable")
@@ -173,14 +174,14 @@ class ApiReader:
             except TransientError:
                 if last:
                     raise
-                time.sleep(self.policy.backoff(attempt))
+                _sleep(self.policy.backoff(attempt))
                 continue
             if 200 <= response.status < 300:
                 return response
             error = _error_of(response, path)
             if response.status not in _RETRY_STATUSES or last:
                 raise _final(error, attempt + 1)
-            time.sleep(self._delay(response, attempt))
+            _sleep(self._delay(response, attempt))
         raise AssertionError("unreachable")
 
     def _timed_send(self, path: str, query: Query) -> RawResponse:
