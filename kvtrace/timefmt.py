@@ -44,7 +44,7 @@ def display_delta(prev: Timestamp | None, cur: Timestamp | None) -> str:
     if max(prev.resolution_us, cur.resolution_us) >= 1_000_000:
         return "~+" + _human(round(seconds))
     if seconds >= 60:
-        return "+" + _human(int(seconds)) + f"{seconds % 1:.6f}"[1:]
+        return "+" + _human(int(seconds))[:-1] + f"{seconds % 1:.6f}"[1:] + "s"
     return f"+{seconds:.6f}"
 
 
