@@ -179,3 +179,37 @@ def test_cr_settings_win_over_flags_and_say_so():
     assert resolved.memory_overcommit.value == 120 and resolved.memory_overcommit.source == "flag"
     assert any("cpuAllocationRatio ignored" in note for note in resolved.notes)
     assert resolve_settings(None, SettingFlags()).cpu_allocation_ratio.source == "default"
+
+
+def _leaf_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    children = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else []
+    )
+    for key, child in children:
+        found += _leaf_paths(child, (*prefix, key))
+    return found
+
+
+def _replace(body: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    copied = copy.deepcopy(body)
+    node: Any = copied
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return copied
+
+
+@pytest.mark.parametrize("sample", ["vm-dedicated", "vm-hugepages", "vm-passt"])
+def test_odd_values_anywhere_never_raise(sample):
+    """Every field of pod and VMI replaced by a wrongly typed value: a report, never an exception."""
+    pod, vmi = case(sample)
+    for value in (7, "x", None, [], {}, "1.5 Gi", [1]):
+        for path in _leaf_paths(pod):
+            verify_pod(_replace(pod, path, value), vmi, None, SettingFlags())
+        for path in _leaf_paths(vmi):
+            verify_pod(pod, _replace(vmi, path, value), None, SettingFlags())

@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from kvtrace.overhead.settings import OverheadSettings
 from kvtrace.overhead.versions import Release
-from kvtrace.overhead.vmi_spec import VmiView, pod_vcpus, topology_vcpus
+from kvtrace.overhead.vmi_spec import VmiView, as_map, dig, pod_vcpus, topology_vcpus
 from parsers.quantity import Quantity, parse_quantity, quantity_of
 
 PARITY_ANNOTATION = "alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity"
@@ -149,7 +149,7 @@ def _dedicated_cpu(vmi: VmiView, release: Release) -> CpuPlan:
 
 
 def _emulator_threads(vmi: VmiView, limit: Decimal, pool: int) -> int:
-    annotations = vmi.body.get("metadata", {}).get("annotations") or {}
+    annotations = as_map(dig(vmi.body, "metadata", "annotations"))
     policy = vmi.domain("ioThreadsPolicy")
     additional = pool if policy == "supplementalPool" else 0
     whole = int(limit.to_integral_value(rounding="ROUND_UP"))

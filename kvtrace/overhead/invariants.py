@@ -10,7 +10,15 @@ from kvtrace.overhead.checks import Check
 from kvtrace.overhead.pod import PodView, container_resource
 from kvtrace.overhead.settings import OverheadSettings
 from kvtrace.overhead.versions import Release
-from kvtrace.overhead.vmi_spec import VmiView, dig, grace_seconds, is_non_root, wants_qos_guaranteed
+from kvtrace.overhead.vmi_spec import (
+    VmiView,
+    as_list,
+    as_map,
+    dig,
+    grace_seconds,
+    is_non_root,
+    wants_qos_guaranteed,
+)
 from parsers.quantity import parse_quantity
 
 UNPAUSED_GATE = "kubevirt.io/virtual-machine-unpaused"
@@ -86,7 +94,7 @@ def qemu_timeout_check(pod: PodView) -> Check:
 def readiness_gate_check(pod: PodView) -> Check:
     gates = [
         g.get("conditionType")
-        for g in dig(pod.body, "spec", "readinessGates") or []
+        for g in as_list(dig(pod.body, "spec", "readinessGates"))
         if isinstance(g, Mapping)
     ]
     ok = gates == [UNPAUSED_GATE]
@@ -118,7 +126,7 @@ def expected_devices(vmi: VmiView, settings: OverheadSettings) -> dict[str, bool
 
 def device_check(pod: PodView, vmi: VmiView, settings: OverheadSettings) -> Check:
     wanted = expected_devices(vmi, settings)
-    limits = dig(pod.compute, "resources", "limits") or {}
+    limits = as_map(dig(pod.compute, "resources", "limits"))
     have = {name: name in limits and parse_quantity(limits[name]).value == 1 for name in DEVICES}
     short = {name: name.rsplit("/", 1)[-1] for name in DEVICES}
     expected = ", ".join(short[n] for n in DEVICES if wanted[n]) or "none"
@@ -246,9 +254,9 @@ def _console_resources(
 
 def _console_wanted(vmi: VmiView, settings: OverheadSettings) -> dict[str, dict[str, str]]:
     wanted = {kind: dict(values) for kind, values in _CONSOLE_DEFAULTS.items()}
-    override = settings.console_log_resources.value or {}
+    override = as_map(settings.console_log_resources.value)
     for kind in ("requests", "limits"):
-        for name, value in (override.get(kind) or {}).items():
+        for name, value in as_map(override.get(kind)).items():
             if name in wanted[kind] and parse_quantity(value).value != 0:
                 wanted[kind][name] = str(value)
     if vmi.dedicated or wants_qos_guaranteed(vmi):

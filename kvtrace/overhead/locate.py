@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kvtrace.overhead.pod import CREATED_BY, DOMAIN_ANNOTATION, PodView
-from kvtrace.overhead.vmi_spec import dig
+from kvtrace.overhead.vmi_spec import as_list, dig
 
 Body = Mapping[str, Any]
 
@@ -27,7 +27,7 @@ def vmi_links(pod: PodView) -> list[tuple[str, str]]:
     created_by = pod.label(CREATED_BY)
     if created_by:
         links.append(("uid", created_by))
-    for owner in dig(pod.body, "metadata", "ownerReferences") or []:
+    for owner in as_list(dig(pod.body, "metadata", "ownerReferences")):
         if isinstance(owner, Mapping) and owner.get("controller") and owner.get("uid"):
             links.append(("uid", str(owner["uid"])))
     domain = pod.annotation(DOMAIN_ANNOTATION)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kvtrace.overhead.vmi_spec import FieldError, dig
+from kvtrace.overhead.vmi_spec import FieldError, as_list, as_map, dig
 from parsers.quantity import Quantity, QuantityError, parse_quantity
 
 LAUNCHER_LABEL = "virt-launcher"
@@ -41,7 +41,7 @@ class PodView:
 
     def container(self, name: str, init: bool = False) -> Mapping[str, Any] | None:
         key = "initContainers" if init else "containers"
-        for entry in dig(self.body, "spec", key) or []:
+        for entry in as_list(dig(self.body, "spec", key)):
             if isinstance(entry, Mapping) and entry.get("name") == name:
                 return entry
         return None
@@ -52,8 +52,7 @@ class PodView:
 
     @property
     def argv(self) -> list[str]:
-        compute = self.compute or {}
-        return [str(a) for a in (compute.get("command") or [])]
+        return [str(a) for a in as_list(as_map(self.compute).get("command"))]
 
     def flag_value(self, flag: str) -> str | None:
         """The argv element after ``flag`` (flag and value are separate elements)."""
@@ -65,7 +64,7 @@ class PodView:
 
     @property
     def launcher_image(self) -> str | None:
-        image = (self.compute or {}).get("image")
+        image = as_map(self.compute).get("image")
         return str(image) if image else None
 
     def compute_resource(self, kind: str, name: str) -> Quantity | None:

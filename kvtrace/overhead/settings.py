@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvtrace.overhead.vmi_spec import as_list, dig
 from parsers.quantity import QuantityError, parse_quantity
 
 DEFAULT = "default"
@@ -187,8 +188,7 @@ def _cr_bindings(binding: Mapping[str, Any]) -> dict[str, int] | None:
         return None
     memory: dict[str, int] = {}
     for name, plugin in binding.items():
-        overhead = (plugin or {}).get("computeResourceOverhead") or {}
-        raw = (overhead.get("requests") or {}).get("memory")
+        raw = dig(plugin, "computeResourceOverhead", "requests", "memory")
         memory[str(name)] = parse_quantity(raw).bytes() if raw is not None else 0
     return memory
 
@@ -206,7 +206,7 @@ def _flag_bindings(pairs: tuple[str, ...]) -> dict[str, int] | None:
 
 
 def _console_override(config: Mapping[str, Any]) -> dict[str, Any] | None:
-    for entry in config.get("supportContainerResources") or []:
+    for entry in as_list(config.get("supportContainerResources")):
         if isinstance(entry, Mapping) and entry.get("type") == "guest-console-log":
             resources = entry.get("resources")
             return dict(resources) if isinstance(resources, Mapping) else None

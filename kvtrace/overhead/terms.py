@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from kvtrace.overhead.settings import OverheadSettings
 from kvtrace.overhead.versions import Release
-from kvtrace.overhead.vmi_spec import VmiView, overhead_vcpus
+from kvtrace.overhead.vmi_spec import VmiView, as_list, as_map, overhead_vcpus
 from parsers.quantity import mebibytes
 
 MI = 1024 * 1024
@@ -149,7 +149,7 @@ def arm64_term(ctx: Context) -> Term:
 
 
 def vfio_term(ctx: Context) -> Term:
-    devices = ctx.vmi.domain("devices") or {}
+    devices = as_map(ctx.vmi.domain("devices"))
     reasons = [k for k in ("hostDevices", "gpus") if devices.get(k)]
     reasons += ["sriov interface"] if any("sriov" in i for i in ctx.vmi.interfaces) else []
     why = ", ".join(reasons) if reasons else "no hostDevices, gpus or sriov interface"
@@ -165,7 +165,7 @@ def vfio_term(ctx: Context) -> Term:
 
 
 def downward_metrics_term(ctx: Context) -> Term:
-    volumes = [v for v in ctx.vmi.spec("volumes") or [] if isinstance(v, dict)]
+    volumes = [v for v in as_list(ctx.vmi.spec("volumes")) if isinstance(v, dict)]
     hit = any("downwardMetrics" in v for v in volumes)
     why = (
         "a downwardMetrics volume"
@@ -184,7 +184,7 @@ def downward_metrics_term(ctx: Context) -> Term:
 
 
 def exec_probe_term(ctx: Context) -> Term:
-    probes = [p for p in ("livenessProbe", "readinessProbe") if "exec" in (ctx.vmi.spec(p) or {})]
+    probes = [p for p in ("livenessProbe", "readinessProbe") if "exec" in as_map(ctx.vmi.spec(p))]
     size = (len(probes) * 10 + 100) * MI if probes else 0
     why = f"exec probes: {', '.join(probes)}" if probes else "no exec probe"
     return ctx.term(
@@ -199,7 +199,7 @@ def exec_probe_term(ctx: Context) -> Term:
 
 
 def sev_term(ctx: Context) -> Term:
-    security = ctx.vmi.domain("launchSecurity") or {}
+    security = as_map(ctx.vmi.domain("launchSecurity"))
     kinds = ["sev"] + (["snp"] if ctx.release.sev_counts_snp else [])
     found = [k for k in kinds if security.get(k) is not None]
     why = f"launchSecurity.{found[0]}" if found else f"no launchSecurity.{' / '.join(kinds)}"

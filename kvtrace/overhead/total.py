@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from kvtrace.overhead import terms as t
 from kvtrace.overhead.settings import OverheadSettings
 from kvtrace.overhead.versions import Release
-from kvtrace.overhead.vmi_spec import VmiView, wants_qos_guaranteed
+from kvtrace.overhead.vmi_spec import VmiView, as_map, wants_qos_guaranteed
 
 MI = t.MI
 _GO_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
@@ -155,13 +155,8 @@ def passt_binding_term(ctx: t.Context) -> t.Term:
 
 
 def binding_plugin_term(ctx: t.Context) -> t.Term:
-    names = sorted(
-        {
-            str((i.get("binding") or {}).get("name"))
-            for i in ctx.vmi.interfaces
-            if (i.get("binding") or {}).get("name")
-        }
-    )
+    bindings = [as_map(i.get("binding")).get("name") for i in ctx.vmi.interfaces]
+    names = sorted({str(name) for name in bindings if name})
     registered: dict[str, int] = ctx.settings.binding_memory.value
     known = [n for n in names if n in registered]
     size = sum(registered[n] for n in known)

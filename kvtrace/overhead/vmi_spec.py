@@ -31,6 +31,16 @@ def dig(body: Any, *keys: str) -> Any:
     return node
 
 
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else empty: odd manifests never crash a check."""
+    return value if isinstance(value, list) else []
+
+
+def as_map(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is a mapping, else empty."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def quantity_at(body: Any, path: str) -> Quantity | None:
     """The quantity at dotted ``path`` (None when absent or null)."""
     raw = dig(body, *path.split("."))
@@ -76,7 +86,7 @@ class VmiView:
 
     @property
     def interfaces(self) -> list[Mapping[str, Any]]:
-        found = self.domain("devices", "interfaces") or []
+        found = as_list(self.domain("devices", "interfaces"))
         return [i for i in found if isinstance(i, Mapping)]
 
     @property
