@@ -10,6 +10,7 @@ import click
 from kvtrace import __version__
 from kvtrace.commands.check import check_command
 from kvtrace.commands.collect import collect_command
+from kvtrace.commands.leader import leader_command
 from kvtrace.commands.rules import rules_command
 from kvtrace.commands.timeline import timeline_command
 from kvtrace.commands.verify_overhead import verify_overhead_command
@@ -27,6 +28,7 @@ cli.add_command(check_command)
 cli.add_command(rules_command)
 cli.add_command(collect_command)
 cli.add_command(verify_overhead_command)
+cli.add_command(leader_command)
 
 
 def run(argv: list[str] | None = None) -> int:

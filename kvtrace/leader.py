@@ -112,7 +112,8 @@ class Action:
 
 @dataclass
 class Gap:
-    """No replica led from ``start`` (the end of ``after``) to ``start`` of ``before``.
+    """No replica led from ``start`` (the end of ``after``) to the start of ``before`` (None: no
+    leader up to the end of the evidence, ``end``).
 
     ``in_gap``: actions logged inside it (should be none: nobody ran controllers);
     ``caught_up``: the next leader's actions in its first lease duration, the work that waited."""
@@ -120,7 +121,7 @@ class Gap:
     start: datetime
     end: datetime
     after: Epoch
-    before: Epoch
+    before: Epoch | None
     in_gap: list[Action] = field(default_factory=list)
     caught_up: list[Action] = field(default_factory=list)
 
@@ -133,16 +134,20 @@ class Gap:
         return self.seconds > LEASE_SECONDS
 
 
-def leader_gaps(epochs: list[Epoch], actions: list[Action]) -> list[Gap]:
+def leader_gaps(
+    epochs: list[Epoch], actions: list[Action], until: datetime | None = None
+) -> list[Gap]:
     """Leaderless spans between an ended epoch and the next start (every length; see
-    ``Gap.too_long``)."""
+    ``Gap.too_long``), and after the last ended epoch up to ``until`` (the capture time)."""
     gaps: list[Gap] = []
     covering: Epoch | None = None
     for epoch in sorted(epochs, key=lambda e: e.start):
         if covering is not None and covering.end is not None and epoch.start > covering.end:
-            gaps.append(_gap(covering, epoch, actions))
+            gaps.append(_gap(covering, epoch, epoch.start, actions))
         if covering is None or _ends_later(epoch, covering):
             covering = epoch
+    if covering is not None and covering.end is not None and until and until > covering.end:
+        gaps.append(_gap(covering, None, until, actions))
     return gaps
 
 
@@ -152,12 +157,15 @@ def _ends_later(a: Epoch, b: Epoch) -> bool:
     return a.end is None or a.end > b.end
 
 
-def _gap(after: Epoch, before: Epoch, actions: list[Action]) -> Gap:
+def _gap(after: Epoch, before: Epoch | None, end: datetime, actions: list[Action]) -> Gap:
     assert after.end is not None
-    gap = Gap(after.end, before.start, after, before)
+    gap = Gap(after.end, end, after, before)
     gap.in_gap = [a for a in actions if gap.start < a.at < gap.end]
-    until = gap.end + LEASE_WINDOW
-    gap.caught_up = [a for a in actions if a.replica == before.replica and gap.end <= a.at <= until]
+    if before is not None:
+        until = gap.end + LEASE_WINDOW
+        gap.caught_up = [
+            a for a in actions if a.replica == before.replica and gap.end <= a.at <= until
+        ]
     return gap
 
 
@@ -217,26 +225,17 @@ def action_overlaps(actions: list[Action], epochs: list[Epoch]) -> list[Overlap]
 def _overlap(
     first: _Window, second: _Window, start: datetime, end: datetime, epochs: list[Epoch]
 ) -> Overlap:
-    inside = [a for w in (first, second) for a in w.actions if start <= a.at <= end]
-    inside = _with_neighbours(first, second, start, end) if len(inside) < 2 else inside
+    inside = [a for w in (first, second) for a in _around(w, start, end)]
     inside.sort(key=lambda a: (a.at, a.row.source))
     pair = tuple(sorted((first.replica, second.replica)))
     leading = {r: all(r in leader_at(epochs, a.at) for a in inside if a.replica == r) for r in pair}
     return Overlap(start, end, (pair[0], pair[1]), inside, leading)
 
 
-def _with_neighbours(
-    first: _Window, second: _Window, start: datetime, end: datetime
-) -> list[Action]:
-    """A lone action inside another replica's window: show it with the actions around it."""
-    outer, inner = (
-        (first, second)
-        if first.end - first.start > second.end - second.start
-        else (
-            second,
-            first,
-        )
-    )
-    before = [a for a in outer.actions if a.at <= start][-1:]
-    after = [a for a in outer.actions if a.at >= end][:1]
-    return [*before, *inner.actions, *after]
+def _around(window: _Window, start: datetime, end: datetime) -> list[Action]:
+    """The window's actions inside ``[start, end]``, else the ones just before and after it."""
+    inside = [a for a in window.actions if start <= a.at <= end]
+    if inside:
+        return inside
+    before = [a for a in window.actions if a.at < start][-1:]
+    return [*before, *[a for a in window.actions if a.at > end][:1]]

@@ -13,12 +13,13 @@ the leader: ``/leader`` always answers 200 (application.go:1017-1035, §6.6).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
 
 from kvtrace import catalog
+from kvtrace.bulk import ACTION_FILES
 from kvtrace.leader import (
     LEASE_SECONDS,
     LOCK_NAME,
@@ -180,6 +181,8 @@ def controller_streams(evidence: Evidence, namespace: str) -> list[LogStream]:
 
 
 def read_leader_lines(evidence: Evidence, namespace: str) -> LeaderLines:
+    """Leader rows, and the action rows (``model.facts.is_action``) of the VM and VMI controllers
+    (``bulk.ACTION_FILES``): client-go's klog errors are no controller action."""
     from kvtrace.model.facts import is_action
 
     found = LeaderLines()
@@ -194,7 +197,7 @@ def read_leader_lines(evidence: Evidence, namespace: str) -> LeaderLines:
             row = _row(record, scan.stream)
             if row.category == "leader":
                 found.leader_rows.append(row)
-            elif is_action(row):
+            elif is_action(row) and (row.pos or "").split(":")[0] in ACTION_FILES:
                 found.actions.append(Action(row, _target(record, row)))
     return found
 
@@ -347,14 +350,14 @@ def leader_history(evidence: Evidence, namespace: str) -> LeaderHistory:
     lines = read_leader_lines(evidence, namespace)
     lock = read_lease(evidence, namespace) or read_endpoints_lock(evidence, namespace)
     epochs = lease_epochs(lines.leader_rows)
-    from_lock = lock_epoch(lock, epochs)
+    from_lock = lock_epoch(lock, epochs, evidence.captured_at)
     if from_lock is not None:
         epochs = sorted([*epochs, from_lock], key=lambda e: e.start)
     history = LeaderHistory(
         namespace,
         lock,
         epochs,
-        leader_gaps(epochs, lines.actions),
+        leader_gaps(epochs, lines.actions, evidence.captured_at),
         action_overlaps(lines.actions, epochs),
         [a for a in lines.actions if epochs and a.replica not in leader_at(epochs, a.at)],
         lines.sources,
@@ -363,8 +366,11 @@ def leader_history(evidence: Evidence, namespace: str) -> LeaderHistory:
     return history
 
 
-def lock_epoch(lock: LockRecord | None, epochs: list[Epoch]) -> Epoch | None:
-    """The holder's epoch from ``acquireTime`` when no log line of the holder shows it."""
+def lock_epoch(
+    lock: LockRecord | None, epochs: list[Epoch], reference: datetime | None
+) -> Epoch | None:
+    """The holder's epoch from ``acquireTime`` when no log line of the holder shows it; it ended
+    at ``renewTime + leaseDurationSeconds`` when that is before ``reference``."""
     if lock is None or not lock.holder or lock.acquire is None:
         return None
     if any(e.replica == lock.holder and e.end is None for e in epochs):
@@ -377,7 +383,10 @@ def lock_epoch(lock: LockRecord | None, epochs: list[Epoch]) -> Epoch | None:
         what=f"holderIdentity {lock.holder} since acquireTime",
         evidence=Provenance("object", lock.ref, field="spec.acquireTime"),
     )
-    return Epoch(lock.holder, lock.acquire.at, rows=[row])
+    epoch = Epoch(lock.holder, lock.acquire.at, rows=[row])
+    if reference and judge(lock, reference)[0] == EXPIRED and lock.renew is not None:
+        epoch.end, epoch.ended_by = lock.renew.at + timedelta(seconds=lock.duration), EXPIRED
+    return epoch
 
 
 def _history_notes(evidence: Evidence, history: LeaderHistory) -> list[str]:

@@ -24,6 +24,7 @@ ENDINGS = {
     "leader.renew-failed": "failed to renew lease",
     "leader.lost": "leaderelection lost",
     "restart": "container restarted",
+    "expired": "lease expired (renewTime + leaseDurationSeconds)",
 }
 
 
@@ -167,8 +168,12 @@ def _lasted(epoch: Epoch) -> str:
 
 
 def _human(seconds: float) -> str:
+    """``26.305s``, ``11m54.123s``, ``2h26m55.447s``."""
     minutes, rest = divmod(seconds, 60)
-    return f"{int(minutes)}m{rest:06.3f}s" if minutes else f"{rest:.3f}s"
+    hours, minutes = divmod(int(minutes), 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m{rest:06.3f}s"
+    return f"{minutes}m{rest:06.3f}s" if minutes else f"{rest:.3f}s"
 
 
 def epoch_rows(history: LeaderHistory) -> list[list[str]]:
@@ -204,7 +209,7 @@ def _gap_row(gap: Gap) -> list[str]:
         display(_micro(gap.end)),
         length,
         gap.after.replica,
-        gap.before.replica,
+        gap.before.replica if gap.before else "none by capture",
         str(len(gap.in_gap)),
         str(len(gap.caught_up)),
         ", ".join(_targets(gap.caught_up)) or "-",
@@ -273,7 +278,7 @@ def _gap_doc(g: Gap) -> dict[str, Any]:
         "seconds": round(g.seconds, 6),
         "longerThanLease": g.too_long,
         "after": g.after.replica,
-        "nextLeader": g.before.replica,
+        "nextLeader": g.before.replica if g.before else None,
         "actionsInGap": [_action_doc(a) for a in g.in_gap],
         "actionsAfter": [_action_doc(a) for a in g.caught_up],
         "objectsAfter": _targets(g.caught_up),
