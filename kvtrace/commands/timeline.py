@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 
 from kvtrace.model.engine import Assessment
@@ -18,7 +21,28 @@ from kvtrace.sources.live_settings import ClusterSettings, CollectScope
 from kvtrace.timefmt import now, parse_window_bound
 from kvtrace.timeline import Timeline
 
-FORMATS = ["table", "wide", "json", "yaml", "csv"]
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ["table", "wide", "json", "yaml", "csv", "html", "perfetto"]
+
+
+def output_file_option(func: F) -> F:
+    """``--output-file``: write the output to a file instead of stdout (handy for html)."""
+    return click.option(
+        "--output-file",
+        metavar="PATH",
+        type=click.Path(dir_okay=False, writable=True),
+        help="Write the output to PATH instead of stdout.",
+    )(func)
+
+
+def emit(text: str, output_file: str | None) -> None:
+    """Print, or write the whole output to ``output_file`` (UTF-8, as printed)."""
+    if output_file is None:
+        click.echo(text, nl=False)
+        return
+    with open(output_file, "w", encoding="utf-8") as handle:
+        handle.write(text)
 
 
 @click.command("timeline")
@@ -26,6 +50,7 @@ FORMATS = ["table", "wide", "json", "yaml", "csv"]
 @evidence_options
 @window_options
 @output_option(FORMATS)
+@output_file_option
 @live_options
 def timeline_command(
     vm: str,
@@ -34,6 +59,7 @@ def timeline_command(
     since: str | None,
     until: str | None,
     output: str,
+    output_file: str | None,
     cluster: ClusterSettings,
 ) -> None:
     """Show the reconcile timeline of one VirtualMachine, every row pointing at its evidence."""
@@ -47,7 +73,7 @@ def timeline_command(
         start = parse_window_bound(since, reference)
         end = parse_window_bound(until, reference)
         timeline = build_timeline(evidence, namespace, name, start, end)
-        click.echo(render(timeline, output, assess(timeline)), nl=False)
+        emit(render(timeline, output, assess(timeline)), output_file)
 
 
 def render(timeline: Timeline, output: str, assessment: Assessment | None = None) -> str:
@@ -63,6 +89,14 @@ def render(timeline: Timeline, output: str, assessment: Assessment | None = None
         from kvtrace.render.structured import to_csv
 
         return to_csv(shape.csv_rows(timeline, assessment), shape.CSV_FIELDS)
+    if output == "html":
+        from kvtrace.render.html_timeline import render_html_timeline
+
+        return render_html_timeline(timeline, assessment)
+    if output == "perfetto":
+        from kvtrace.render.perfetto import render_perfetto
+
+        return render_perfetto([(timeline, assessment)])
     from kvtrace.render.table import render_table
 
     wide = output == "wide"
