@@ -107,7 +107,7 @@ def test_manifest_records_versions_scope_and_every_kind(apiserver, tmp_path, cap
         "VirtualMachineInstanceMigration": 0,
         "Endpoints": 0,
     }
-    assert [e["file"] for e in manifest["collected"]][0] == "objects/virtualmachines.json"
+    assert manifest["collected"][0]["file"] == "objects/virtualmachines.json"
     assert manifest["logs"] == source["logs"] and manifest["missing"] == []
     for entry in source["logs"]:
         assert (target / entry["file"]).read_bytes() == (SOURCE / entry["file"]).read_bytes()
