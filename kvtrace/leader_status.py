@@ -44,10 +44,13 @@ from parsers.timestamps import parse_time
 
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 CONTROLLER_LABEL = ("kubevirt.io", "virt-controller")
-# Every leader line, plus the VM/VMI controller lines (sorted-key JSON: "pos" then "timestamp").
+# Every leader line, the VM/VMI controller lines (sorted-key JSON: "pos" then "timestamp"), and
+# the startup lines (application.go) that date the klog ``attempting`` line after them in logs
+# without a kubelet prefix: the parser anchors a klog year on the nearest earlier dated candidate.
 HISTORY_NEEDLES = Needles(
     (
         b"leaderelection",
+        b'"pos":"application.go:',
         b"STARTING controllers",
         b"attempting to acquire",
         b'"pos":"vm.go:',
