@@ -14,6 +14,7 @@ files, so YAML in the sample vs JSON in the collected bundle makes no difference
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from datetime import datetime, timezone
@@ -22,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from kvtrace.collect_progress import Progress
 from kvtrace.sources import live_api
 from tests.apiserver import ApiServer, load_roles
 from tests.apiserver.fixture import RBAC, SOURCE, apiserver, bundle_files, kvtrace, waits
@@ -236,3 +238,33 @@ def test_existing_destination_is_refused_before_any_request(apiserver, tmp_path,
     code, _, err = collect(capsys, apiserver, tmp_path / "taken.tar.gz")
     assert code == 2 and "already exists; remove it or choose another -f path" in err
     assert apiserver.requests == [] and (tmp_path / "taken.tar.gz").read_bytes() == b"mine"
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_drawn_on_a_terminal_only():
+    terminal, pipe = FakeTerminal(), io.StringIO()
+    for stream in (terminal, pipe):
+        progress = Progress(enabled=True, stream=stream)
+        progress.set_phase("reading logs")
+        progress.add_bytes(3 * 1024 * 1024)
+        progress.close()
+    assert "kvtrace collect: reading logs: 0 requests, 0.0 MiB of logs" in terminal.getvalue()
+    assert terminal.getvalue().endswith("\r") and pipe.getvalue() == ""
+    quiet = FakeTerminal()
+    Progress(enabled=False, stream=quiet).set_phase("x")
+    assert quiet.getvalue() == ""
+
+
+def test_collect_prints_no_progress_when_stderr_is_not_a_terminal(apiserver, tmp_path, capsys):
+    code, out, err = collect(capsys, apiserver, tmp_path / "b")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1:] == [
+        "  objects: 2 VirtualMachine, 1 VirtualMachineInstance, 0 VirtualMachineInstanceMigration, "
+        "3 Pod, 2 ControllerRevision, 7 Event, 1 Lease, 0 Endpoints, 1 KubeVirt, 1 Node",
+        "  logs: 2 file(s) from 2 virt-controller pod(s)",
+        "  cluster: v1.31.2, KubeVirt v1.9.0 in kubevirt",
+    ]

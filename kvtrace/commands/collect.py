@@ -37,8 +37,11 @@ def collect_command(
     output: str,
     cluster: ClusterSettings,
 ) -> None:
-    """Read VMs, VMIs, migrations, launcher pods, revisions, Events, the virt-controller pods,
-    logs and Lease, the KubeVirt CR and nodes (GET only) into a kvtrace bundle.
+    """Snapshot a live cluster, read-only, into a kvtrace bundle.
+
+    Reads (GET only) VMs, VMIs, migrations, launcher pods, VM revisions, Events, the
+    virt-controller pods with their logs and Lease, the KubeVirt CR and the VMIs' nodes.
+    Permissions needed: docs/rbac.yaml.
 
     Exit 0: complete; 3: written, but something was not collected (see the manifest's
     missing[]); 1: nothing written (cluster unreachable, credentials rejected, interrupted).

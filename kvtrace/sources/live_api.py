@@ -216,6 +216,7 @@ class ApiReader:
 
 
 def _error_of(response: RawResponse, path: str) -> ApiError:
+    """The error a non-2xx answer means; 401 stops everything (no other request can work)."""
     body = response.error_body()
     response.close()
     if response.status == 401:
