@@ -8,7 +8,10 @@ import pytest
 import yaml
 
 from kvtrace.cli import run
+from tests.apiserver.fixture import SOURCE, apiserver
 from tests.conftest import SAMPLES
+
+__all__ = ["apiserver"]  # a fixture, used by name
 
 BUNDLE = str(SAMPLES / "always-restart")
 POD = "default/virt-launcher-testvm-2458p"
@@ -192,3 +195,13 @@ def test_no_evidence_is_an_error_not_a_traceback(capsys, monkeypatch, tmp_path):
 def test_help_lists_the_file_flags(capsys):
     code, out, _ = kvtrace(capsys, "--help")
     assert code == 0 and "--pod-file" in out and "--kubevirt-version" in out
+
+
+def test_live_cluster_gives_the_same_report_as_the_bundle(apiserver, capsys):
+    """The test API server serves sample-logs/always-restart over HTTPS with docs/rbac.yaml."""
+    code_live, live, err = kvtrace(
+        capsys, POD, "-o", "json", "-q", "--kubeconfig", str(apiserver.kubeconfig)
+    )
+    code_offline, offline, _ = kvtrace(capsys, POD, "-o", "json", "--bundle", str(SOURCE))
+    assert code_live == code_offline == 0, err
+    assert json.loads(live) == json.loads(offline)
