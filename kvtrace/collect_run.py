@@ -35,7 +35,7 @@ def collect_to(final: Path, settings: ClusterSettings, scope: CollectScope) -> P
     check_destination(final)
     started = time.monotonic()
     connection = connect(settings)
-    progress = Progress(enabled=not settings.quiet)
+    progress = Progress(enabled=not (settings.quiet or settings.verbose))
     try:
         with staged_bundle(final) as root:
             result = collect_bundle(connection, scope, settings, root, progress)

@@ -49,12 +49,15 @@ class RawResponse:
         self._inner, self.path = inner, path
         self.status: int = int(inner.status)
         self.headers: Any = inner.headers
+        self._consumed = False
 
     def read(self) -> bytes:
         try:
-            return bytes(self._inner.read())
+            body = bytes(self._inner.read())
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransientError(f"GET {self.path}: {describe(exc)}") from None
+        self._consumed = True
+        return body
 
     def error_body(self) -> bytes:
         try:
@@ -68,8 +71,13 @@ class RawResponse:
             yield from self._inner.stream(size, decode_content=True)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransientError(f"GET {self.path}: {describe(exc)}") from None
+        self._consumed = True
 
     def close(self) -> None:
+        """Return the connection to the pool, or close it when the body was not read to the end
+        (an error body, an interrupted stream): a half-read connection is never reused."""
+        if not self._consumed:
+            self._inner.close()
         self._inner.release_conn()
 
 

@@ -27,7 +27,7 @@ def open_live(settings: ClusterSettings, scope: CollectScope) -> Iterator[Eviden
     connection = connect(settings)
     try:
         with temp_space() as scratch:
-            progress = Progress(enabled=not settings.quiet)
+            progress = Progress(enabled=not (settings.quiet or settings.verbose))
             try:
                 collect_bundle(connection, scope, settings, scratch / "bundle", progress)
             finally:
