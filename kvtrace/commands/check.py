@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from kvtrace.commands.timeline import emit
 from kvtrace.errors import EXIT_FINDINGS, UsageError
 from kvtrace.model.verdicts import SEVERITIES
 from kvtrace.options import evidence_options, live_options, output_option, split_key
@@ -15,7 +17,7 @@ from kvtrace.sources.live_settings import ClusterSettings, CollectScope
 if TYPE_CHECKING:
     from kvtrace.check import CheckReport, Selection
 
-FORMATS = ["table", "json", "yaml", "csv"]
+FORMATS = ["table", "json", "yaml", "csv", "html", "perfetto"]
 
 
 @click.command("check")
@@ -36,6 +38,13 @@ FORMATS = ["table", "json", "yaml", "csv"]
 )
 @evidence_options
 @output_option(FORMATS)
+@click.option(
+    "--output-file",
+    metavar="PATH",
+    type=click.Path(writable=True),
+    help="Write the output to PATH instead of stdout; with -o html a directory (existing, or "
+    "ending in /) gets index.html plus one timeline page per VM.",
+)
 @live_options
 def check_command(
     vm: str | None,
@@ -46,6 +55,7 @@ def check_command(
     bundle: str | None,
     logs: tuple[str, ...],
     output: str,
+    output_file: str | None,
     cluster: ClusterSettings,
 ) -> None:
     """Check every step of each VM's timeline against the built-in model of virt-controller."""
@@ -56,7 +66,7 @@ def check_command(
     selection = _selection(vm, namespace, all_namespaces)
     with open_evidence(bundle, logs, cluster, _live_scope(selection)) as evidence:
         report = run_check(evidence, selection, kubevirt_version)
-        click.echo(render(report, output), nl=False)
+        _write(report, output, output_file)
     if report.violations(fail_on):
         raise click.exceptions.Exit(EXIT_FINDINGS)
 
@@ -72,6 +82,18 @@ def _selection(vm: str | None, namespace: str | None, all_namespaces: bool) -> S
         ns, name = split_key(vm)
         return Selection(ns, name)
     return Selection(None if all_namespaces else (namespace or "default"))
+
+
+def _write(report: CheckReport, output: str, output_file: str | None) -> None:
+    if not output_file or not (Path(output_file).is_dir() or output_file.endswith("/")):
+        emit(render(report, output), output_file)
+        return
+    if output != "html":
+        raise UsageError(f"--output-file {output_file} is a directory: only -o html writes one")
+    from kvtrace.render.html_check import write_html_site
+
+    written = write_html_site(report, Path(output_file))
+    click.echo(f"wrote {len(written)} files; open {written[0]}", err=True)
 
 
 def _live_scope(selection: Selection) -> CollectScope:
@@ -98,6 +120,15 @@ def render(report: CheckReport, output: str) -> str:
         from kvtrace.render.structured import to_csv
 
         return to_csv([shape.vm_item(vm) for vm in report.vms], shape.CSV_FIELDS)
+    if output == "html":
+        from kvtrace.render.html_check import render_html_check
+
+        return render_html_check(report)
+    if output == "perfetto":
+        from kvtrace.render.html_check import with_timelines
+        from kvtrace.render.perfetto import render_perfetto
+
+        return render_perfetto([(t, vm.assessment) for vm, t in with_timelines(report)])
     from kvtrace.render.table import render_table
 
     parts = [render_table(shape.HEADERS, shape.table_rows(report))]

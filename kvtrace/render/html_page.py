@@ -137,10 +137,19 @@ def _table_row(number: int, row: dict[str, Any], cid: str) -> str:
 
 
 def _delta(row: dict[str, Any]) -> str:
+    """``+0.012691``, ``+2h31m52.1s``; ``~`` when this row's time has only 1 s resolution."""
     delta = row["delta"]
     if delta is None:
         return ""
-    return f"~+{delta:.0f}s" if row["resolution"] == "1s" else f"+{delta:.6f}"
+    rough = row["resolution"] == "1s"
+    if abs(delta) < 60:
+        return f"~+{delta:.0f}s" if rough else f"+{delta:.6f}"
+    whole = int(delta)
+    days, rest = divmod(whole, 86400)
+    parts = [(days, "d"), (rest // 3600, "h"), (rest % 3600 // 60, "m")]
+    head = "".join(f"{n}{unit}" for n, unit in parts if n)
+    seconds = f"{whole % 60}s" if rough else f"{whole % 60 + delta % 1:.6f}s"
+    return ("~+" if rough else "+") + head + seconds
 
 
 def notes_list(lines: list[str]) -> str:
