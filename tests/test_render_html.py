@@ -68,7 +68,9 @@ def test_violation_marks_carry_their_rule():
 def test_create_and_delete_point_at_their_effects():
     with open_bundle(SAMPLES / "fault-delete-create-one-reconcile") as evidence:
         timeline = build_timeline(evidence, "default", "cache-node")
-    pairs = {timeline.rows[a].message_id: timeline.rows[b].what for a, b in action_effects(timeline)}
+    pairs = {
+        timeline.rows[a].message_id: timeline.rows[b].what for a, b in action_effects(timeline)
+    }
     assert pairs["vm.created"] == "phase Pending"
     assert pairs["vm.deleted"].startswith("Normal SuccessfulDelete")
 

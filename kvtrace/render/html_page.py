@@ -76,11 +76,31 @@ def timeline_section(shaped: dict[str, Any], cid: str, heading_level: int = 2) -
     )
 
 
+OPEN_QUESTIONS_SHOWN = 3  # more unverifiable rules than this start folded
+
+
 def findings_list(shaped: dict[str, Any], cid: str) -> str:
-    findings = shaped["findings"]
+    """Violations, then unverifiable rules (folded when there are many)."""
+    findings, rules = shaped["findings"], shaped["rules"]
     if not findings:
         return '<p class="findings none">No violations and nothing unverifiable.</p>\n'
-    items = "".join(_finding(f, shaped["rules"], cid) for f in findings)
+    violations = [f for f in findings if f["status"] == "violation"]
+    questions = [f for f in findings if f["status"] != "violation"]
+    out = _finding_items(violations, rules, cid)
+    if questions:
+        is_open = " open" if len(questions) <= OPEN_QUESTIONS_SHOWN else ""
+        out += (
+            f'<details class="open-questions"{is_open}><summary>{len(questions)} rule(s) '
+            f"unverifiable with this evidence</summary>{_finding_items(questions, rules, cid)}"
+            "</details>\n"
+        )
+    return out
+
+
+def _finding_items(findings: list[dict[str, Any]], rules: dict[str, Any], cid: str) -> str:
+    if not findings:
+        return ""
+    items = "".join(_finding(f, rules, cid) for f in findings)
     return f'<ul class="findings">\n{items}</ul>\n'
 
 

@@ -51,7 +51,8 @@ def shape_html_timeline(timeline: Timeline, assessment: Assessment | None) -> di
 
 def _axis(timeline: Timeline, all_spans: list[Span]) -> tuple[int, Axis]:
     intervals = [(epoch_us(r.time.at), epoch_us(r.time.end)) for r in timeline.rows if r.time]
-    intervals += [(epoch_us(s.start), epoch_us(s.end)) for s in all_spans]
+    # a span's ends count, not its inside: an epoch lasting through an idle hour still folds
+    intervals += [(epoch_us(at), epoch_us(at)) for s in all_spans for at in (s.start, s.end)]
     origin = min((a for a, _ in intervals), default=0)
     return origin, build_axis([(a - origin, b - origin) for a, b in intervals])
 

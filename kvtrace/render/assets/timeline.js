@@ -366,7 +366,7 @@
     });
   };
 
-  Chart.prototype.focusRows = function (rows) {
+  Chart.prototype.focusRows = function (rows, scroll) {
     var xs = [], self = this;
     rows.forEach(function (r) { var m = self.byRow[r]; if (m) { xs.push(m.x0, m.x1); } });
     this.select(rows);
@@ -375,7 +375,7 @@
     var lo = Math.min.apply(null, xs), hi = Math.max.apply(null, xs), margin = Math.max((hi - lo) * 0.4, 2e6);
     this.view = [lo - margin, hi + margin];
     this.layout();
-    this.root.scrollIntoView({ block: "nearest" });
+    if (scroll) { this.root.scrollIntoView({ block: "nearest" }); }
   };
 
   function start() {
@@ -386,16 +386,23 @@
       root.textContent = "";
       charts[root.id] = new Chart(root, JSON.parse(source.textContent));
     });
+    var focusing = false;
     Array.prototype.forEach.call(document.querySelectorAll("button.show[data-chart]"), function (b) {
       b.addEventListener("click", function () {
         var chart = charts[b.getAttribute("data-chart")];
-        if (chart) { chart.focusRows(b.getAttribute("data-rows").split(" ").map(Number)); }
+        if (chart) { chart.focusRows(b.getAttribute("data-rows").split(" ").map(Number), !focusing); }
       });
     });
     Array.prototype.forEach.call(document.querySelectorAll("details"), function (d) {
       d.addEventListener("toggle", function () { relayout(charts); });
     });
     window.addEventListener("resize", function () { relayout(charts); });
+    if (/^#focus/.test(window.location.hash)) {  // open zoomed on the first finding
+      var first = document.querySelector("button.show[data-chart]");
+      focusing = true;
+      if (first) { first.click(); }
+      focusing = false;
+    }
     document.documentElement.setAttribute("data-kvtrace-charts", String(Object.keys(charts).length));
     document.documentElement.setAttribute("data-kvtrace-ready", "1");
   }

@@ -1,0 +1,127 @@
+"""The HTML report in a real browser: headless Debian chromium loads it without script errors,
+draws the marks of a known violation, and leaves screenshots as CI artifacts.
+
+Skipped when /usr/bin/chromium is absent — except under CI=true, where .ci/run installs it and
+a missing browser is a failure. Screenshots go to $KVTRACE_ARTIFACTS (else the pytest temp
+directory); their paths are printed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kvtrace.cli import run
+from tests.conftest import SAMPLES
+from tests.test_render_html import _evil_page
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+FAULT = SAMPLES / "fault-delete-create-one-reconcile"
+
+if not CHROMIUM.exists():
+    if os.environ.get("CI") == "true":
+        raise RuntimeError("CI=true but /usr/bin/chromium is missing: .ci/run installs it")
+    pytest.skip(
+        "browser test needs /usr/bin/chromium (apt-get install -y chromium)",
+        allow_module_level=True,
+    )
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = os.environ.get("KVTRACE_ARTIFACTS")
+    path = Path(where) if where else tmp_path_factory.mktemp("artifacts")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def chromium(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    profile = tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"
+    argv = [str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", *extra, url]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=180, check=False)
+
+
+def dump_dom(tmp_path: Path, page: Path) -> tuple[str, str]:
+    done = chromium(tmp_path, page.as_uri(), "--enable-logging=stderr", "--v=0", "--dump-dom")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout, done.stderr
+
+
+def screenshot(tmp_path: Path, url: str, target: Path) -> Path:
+    chromium(tmp_path, url, f"--screenshot={target}", "--window-size=1400,900")
+    assert target.exists() and target.stat().st_size > 10_000
+    print(f"screenshot: {target}")
+    return target
+
+
+def html_attrs(dom: str) -> str:
+    found = re.search(r"<html\b[^>]*>", dom)
+    assert found, dom[:500]
+    return found.group(0)
+
+
+def assert_loaded_cleanly(dom: str, log: str) -> None:
+    root = html_attrs(dom)
+    assert 'data-kvtrace-ready="1"' in root, root
+    assert "data-kvtrace-errors" not in root, root
+    assert "Uncaught" not in log, log[-2000:]
+
+
+@pytest.fixture(scope="module")
+def fault_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    page = tmp_path_factory.mktemp("report") / "cache-node.html"
+    argv = ["timeline", "default/cache-node", "--bundle", str(FAULT), "-o", "html"]
+    assert run([*argv, "--output-file", str(page)]) == 0
+    return page
+
+
+def test_report_loads_and_shows_the_violation(tmp_path, fault_report, artifacts):
+    dom, log = dump_dom(tmp_path, fault_report)
+    assert_loaded_cleanly(dom, log)
+    marks = re.findall(
+        r'<g class="mark [^"]*status-violation[^"]*" data-row="(\d+)" data-rules="([^"]*)"', dom
+    )
+    assert sorted(marks) == [("17", "KV-RC-01"), ("9", "KV-RC-01")]
+    assert len(re.findall(r'<g class="span kind-phase', dom)) == 4
+    assert dom.count('class="flow"') == 2
+    screenshot(tmp_path, fault_report.as_uri(), artifacts / "timeline-cache-node.png")
+    screenshot(
+        tmp_path, fault_report.as_uri() + "#focus", artifacts / "timeline-cache-node-focus.png"
+    )
+
+
+def test_check_page_loads_every_timeline(tmp_path, artifacts):
+    page = tmp_path / "check.html"
+    argv = ["check", "-A", "--bundle", str(SAMPLES / "fault-non-leader-action"), "-o", "html"]
+    assert run([*argv, "--output-file", str(page)]) == 3  # findings present
+    dom, log = dump_dom(tmp_path, page)
+    assert_loaded_cleanly(dom, log)
+    assert 'data-kvtrace-charts="1"' in html_attrs(dom)
+    assert re.search(r'status-violation[^"]*" data-row="\d+" data-rules="KV-LD-01"', dom)
+    screenshot(tmp_path, page.as_uri(), artifacts / "check-fault-non-leader-action.png")
+
+
+def test_evidence_named_script_stays_text_in_the_browser(tmp_path):
+    page = tmp_path / "evil.html"
+    page.write_text(_evil_page()[0], encoding="utf-8")
+    dom, log = dump_dom(tmp_path, page)
+    assert_loaded_cleanly(dom, log)
+    assert len(re.findall(r"<script\b", dom)) == 3  # the page's own; none from evidence
+    assert "<img" not in dom  # the message's <img onerror> stayed text
+    assert '<h1 class="title">default/&lt;script&gt;alert(1)&lt;/script&gt;</h1>' in dom
+    # and the message reached the table as text
+    assert "&lt;/script&gt;&lt;!-- &lt;img src=x onerror=alert(2)&gt;" in dom
