@@ -140,7 +140,7 @@ def check_one(
     keep: bool,
 ) -> VMCheck:
     timeline = assemble(evidence, scope, logged, reports)
-    assessment = assess(timeline)
+    assessment = assess(timeline, keep_explained=keep)
     referenced = {i for v in assessment.verdicts if v.status != EXPLAINED for i in v.rows}
     return VMCheck(
         key=(scope.namespace, scope.name),

@@ -20,9 +20,13 @@ class Assessment:
 
     verdicts: list[Verdict]
     by_row: dict[int, list[Verdict]] = field(default_factory=dict)
+    explained_count: int | None = None  # set when explained verdicts were counted, not kept
 
     def counts(self) -> Counter[str]:
-        return Counter(v.status for v in self.verdicts)
+        counts = Counter(v.status for v in self.verdicts)
+        if self.explained_count is not None:
+            counts[EXPLAINED] = self.explained_count
+        return counts
 
     def violations(self, at_least: str = "info") -> list[Verdict]:
         floor = severity_rank(at_least)
@@ -46,14 +50,21 @@ class Assessment:
         return None
 
 
-def assess(timeline: Timeline) -> Assessment:
+def assess(timeline: Timeline, keep_explained: bool = True) -> Assessment:
+    """Every rule's findings. ``keep_explained=False`` (``check`` over thousands of VMs) keeps only
+    violations and open questions and counts the explanations: they are most of the verdicts."""
     facts = derive(timeline)
-    verdicts = [
-        Verdict(rule.id, rule.severity, finding.status, finding.why, finding.rows)
-        for rule in RULES
-        for finding in rule.check(facts)
-    ]
-    assessment = Assessment(verdicts)
+    verdicts: list[Verdict] = []
+    explained = 0
+    for rule in RULES:
+        for finding in rule.check(facts):
+            if finding.status == EXPLAINED and not keep_explained:
+                explained += 1
+                continue
+            verdicts.append(
+                Verdict(rule.id, rule.severity, finding.status, finding.why, finding.rows)
+            )
+    assessment = Assessment(verdicts, explained_count=None if keep_explained else explained)
     for verdict in verdicts:
         for index in verdict.rows:
             assessment.by_row.setdefault(index, []).append(verdict)
