@@ -10,6 +10,7 @@ remember (a deleted incarnation) is still an incarnation.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,9 +75,61 @@ def _newest(objects: list[KubeObject]) -> KubeObject | None:
     return max(objects, key=lambda o: str(o.body.get("metadata", {}).get("creationTimestamp", "")))
 
 
+class _Index:
+    """Candidate objects by the keys scopes look them up with, so building the scope of every
+    VM of a large bundle is linear, not VMs × objects. The predicates below still decide."""
+
+    def __init__(self, evidence: Evidence) -> None:
+        self.by: dict[tuple[str, ...], list[tuple[int, KubeObject]]] = defaultdict(list)
+        for kind in (VMI, REVISION, POD, EVENT):
+            for position, obj in enumerate(evidence.of_kind(kind)):
+                for key in _keys(kind, obj):
+                    self.by[(kind, *key)].append((position, obj))
+
+    def candidates(self, kind: str, *keys: tuple[str, ...]) -> list[KubeObject]:
+        found = {position: obj for key in keys for position, obj in self.by.get((kind, *key), [])}
+        return [found[p] for p in sorted(found)]
+
+
+def _keys(kind: str, obj: KubeObject) -> list[tuple[str, ...]]:
+    meta = obj.body.get("metadata") or {}
+    keys: list[tuple[str, ...]] = [("owner", uid) for uid in owner_uids(obj.body)]
+    keys.append(("name", obj.namespace or "", obj.name))
+    if kind == REVISION:
+        named = START_REVISION.match(obj.name)
+        keys.append(("vm", named.group("uid")) if named else ("vm", ""))
+    elif kind == POD:
+        keys.append(("created-by", str(_labels(obj.body).get("kubevirt.io/created-by", ""))))
+        domain = (meta.get("annotations") or {}).get("kubevirt.io/domain", "")
+        keys.append(("domain", obj.namespace or "", str(domain)))
+    elif kind == EVENT:
+        involved = obj.body.get("involvedObject") or {}
+        keys.append(("uid", str(involved.get("uid", ""))))
+        keys.append(
+            (
+                "involved",
+                str(involved.get("namespace", "")),
+                str(involved.get("kind", "")),
+                str(involved.get("name", "")),
+            )
+        )
+    return keys
+
+
+def _index(evidence: Evidence) -> _Index:
+    index = evidence.cache.get("vmscope")
+    if not isinstance(index, _Index):
+        index = evidence.cache["vmscope"] = _Index(evidence)
+    return index
+
+
 def _vmis_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     found = []
-    for vmi in evidence.of_kind(VMI):
+    keys = [
+        ("name", scope.namespace, scope.name),
+        *([("owner", scope.vm_uid)] if scope.vm_uid else []),
+    ]
+    for vmi in _index(evidence).candidates(VMI, *keys):
         owners = owner_uids(vmi.body)
         same_key = (vmi.namespace, vmi.name) == (scope.namespace, scope.name)
         if scope.vm_uid in owners or (same_key and (not owners or not scope.vm_uid)):
@@ -88,7 +141,7 @@ def _revisions_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     if not scope.vm_uid:
         return []
     found = []
-    for rev in evidence.of_kind(REVISION):
+    for rev in _index(evidence).candidates(REVISION, ("vm", scope.vm_uid)):
         named = START_REVISION.match(rev.name)
         if named and named.group("uid") == scope.vm_uid and rev.namespace == scope.namespace:
             found.append(rev)
@@ -98,7 +151,9 @@ def _revisions_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
 def _pods_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     vmi_uids = {v.uid for v in scope.vmis if v.uid}
     found = []
-    for pod in evidence.of_kind(POD):
+    keys: list[tuple[str, ...]] = [("domain", scope.namespace, scope.name)]
+    keys += [(how, uid) for uid in sorted(vmi_uids) for how in ("created-by", "owner")]
+    for pod in _index(evidence).candidates(POD, *keys):
         labels = _labels(pod.body)
         if labels.get("kubevirt.io") not in (None, "virt-launcher"):
             continue
@@ -121,7 +176,9 @@ def _events_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     uids = {scope.vm_uid, *(v.uid for v in scope.vmis), *(p.uid for p in scope.pods)} - {None}
     names = {(VM, scope.name), (VMI, scope.name), *((POD, p) for p in scope.pod_names)}
     found = []
-    for event in evidence.of_kind(EVENT):
+    keys: list[tuple[str, ...]] = [("uid", str(uid)) for uid in sorted(str(u) for u in uids)]
+    keys += [("involved", scope.namespace, kind, name) for kind, name in sorted(names)]
+    for event in _index(evidence).candidates(EVENT, *keys):
         involved = event.body.get("involvedObject") or {}
         uid = involved.get("uid")
         key = (involved.get("kind"), involved.get("name"))

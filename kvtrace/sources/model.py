@@ -72,6 +72,8 @@ class Evidence:
     missing: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     origin: str = ""
+    # Derived lookups (e.g. the VM-scope index), built on first use; not part of the evidence.
+    cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def of_kind(self, kind: str) -> list[KubeObject]:
         return self.objects.get(kind, [])
