@@ -182,3 +182,11 @@ def test_installed_entry_points_exist():
         e.name for e in entry_points(group="console_scripts") if e.value.startswith("kvtrace.")
     }
     assert {"kvtrace", "kubectl-kvtrace"} <= names
+
+
+def test_version_outside_the_model_range_warns_and_still_runs(capsys):
+    code, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "--kubevirt-version", "v1.4.0")
+    assert code == 0 and "Started VM by creating" in out
+    assert "note: KubeVirt v1.4.0 (--kubevirt-version) is outside the model's range v1.7.0–v1.9.x" in out
+    code, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE)
+    assert "outside the model's range" not in out and "version unknown" not in out

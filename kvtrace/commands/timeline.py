@@ -51,6 +51,11 @@ def emit(text: str, output_file: str | None) -> None:
 @window_options
 @output_option(FORMATS)
 @output_file_option
+@click.option(
+    "--kubevirt-version",
+    metavar="VERSION",
+    help="The KubeVirt version that wrote the evidence (else detected).",
+)
 @live_options
 def timeline_command(
     vm: str,
@@ -60,10 +65,12 @@ def timeline_command(
     until: str | None,
     output: str,
     output_file: str | None,
+    kubevirt_version: str | None,
     cluster: ClusterSettings,
 ) -> None:
     """Show the reconcile timeline of one VirtualMachine, every row pointing at its evidence."""
     from kvtrace.model.engine import assess
+    from kvtrace.model.version import detect
     from kvtrace.timeline import build_timeline
 
     namespace, name = split_key(vm)
@@ -73,6 +80,9 @@ def timeline_command(
         start = parse_window_bound(since, reference)
         end = parse_window_bound(until, reference)
         timeline = build_timeline(evidence, namespace, name, start, end)
+        version_note = detect(evidence, kubevirt_version).note()
+        if version_note:
+            timeline.notes.append(version_note)
         emit(render(timeline, output, assess(timeline)), output_file)
 
 
