@@ -3130,11 +3130,35 @@ Regenerate with `python3 sample-logs/make_samples.py` (deterministic; commit the
 - `always-restart/` — kvtrace bundle: Always VM whose Running-then-Failed VMI is deleted \
 and recreated 0.19 s after the first decision line (no backoff), two controller replicas.
 - `must-gather-always-restart/` — the same incident in KubeVirt must-gather layout (no Lease).
+- `overhead/` — not a bundle: constructed v1.9.0 launcher pods and VMIs for \
+`kvtrace verify-overhead` (8 clean cases, 15 mutated copies that each fail one check); see \
+`overhead/CASES.md`.
 - `rerun-on-failure-succeeded/` — kvtrace bundle: RerunOnFailure VM whose VMI Succeeded is \
 deleted once and never restarted.
 
 Fault-injection samples: each shows one injected virt-controller fault, and `kvtrace check -A` \
 reports exactly that rule as violated (exit code 3).
+"""
+
+
+# Written by make_leader_samples.py's samples; listed here because this script writes README.md.
+LEADER_README = """\
+Leader-election samples (`python3 sample-logs/make_leader_samples.py`), for `kvtrace leader \
+status|history` (docs/leader.md); `always-restart/` is the healthy two-replica case.
+
+- `leader-failover-gap/` — the leader's node loses the API; it logs `failed to renew lease \
+…` and `leaderelection lost` (end of previous.log) and restarts; the only other replica, a \
+fresh pod, acquires 26.3 s later and then starts `default/web-2`, created in the gap. status \
+0, history 3.
+- `leader-expired-holder-gone/` — after a rollout the Lease names the deleted old leader and \
+expired 3 min before capture; both new replicas are forbidden to read it. status 3, history \
+3.
+- `leader-split-brain/` — the leader's node freezes for 25 s; the standby takes over and \
+starts `default/api-2` and `default/api-3`; the old leader resumes, re-enqueues \
+`default/api-1` twice on conflicts, then loses the lease. status 0, history 3.
+- `leader-endpoints-lock/` — the pre-v1.3 lock: an Endpoints with the \
+`control-plane.alpha.kubernetes.io/leader` annotation record, no Lease (v1.9.0-shaped logs). \
+status 0, history 0.
 """
 
 
@@ -3176,7 +3200,7 @@ def generate(out: Path) -> dict[str, Any]:
         )
         fault_lines.append(f"- `{name}/` ({rule}) — {line}\n")
         facts[name] = {"rule": rule, "captured": fmt_us(f["captured"])}
-    write(out / "README.md", TOP_README + "\n" + "".join(fault_lines))
+    write(out / "README.md", TOP_README + "\n" + "".join(fault_lines) + "\n" + LEADER_README)
     return facts
 
 
