@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kvtrace.commands.timeline import render
@@ -9,7 +11,7 @@ from kvtrace.model.engine import assess
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.sources.model import VM
 from kvtrace.timeline import build_timeline
-from tests.conftest import SAMPLES, Golden
+from tests.conftest import ROOT, SAMPLES, Golden
 
 
 def _sample_vms() -> list[tuple[str, str, str]]:
@@ -31,8 +33,9 @@ def test_every_sample_has_a_vm():
 
 @pytest.mark.parametrize(("sample", "namespace", "name"), CASES)
 @pytest.mark.parametrize("output", ["table", "json"])
-def test_sample_timeline_matches_golden(sample, namespace, name, output, golden: Golden):
-    with open_bundle(SAMPLES / sample) as evidence:
+def test_sample_timeline_matches_golden(sample, namespace, name, output, golden: Golden, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the evidence origin is the path given: keep it relative
+    with open_bundle(Path("sample-logs") / sample) as evidence:
         timeline = build_timeline(evidence, namespace, name)
         text = render(timeline, output, assess(timeline))
     suffix = "txt" if output == "table" else "json"
