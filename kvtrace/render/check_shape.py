@@ -32,7 +32,8 @@ CSV_FIELDS = [
 ]
 
 
-def _sorted(report: CheckReport) -> list[VMCheck]:
+def ordered(report: CheckReport) -> list[VMCheck]:
+    """Violations first (most first), then by namespace/name: every check output's order."""
     return sorted(report.vms, key=lambda vm: (-len(vm.assessment.violations()), vm.key))
 
 
@@ -59,7 +60,7 @@ def vm_item(vm: VMCheck) -> dict[str, Any]:
 
 def table_rows(report: CheckReport) -> list[list[str]]:
     rows = []
-    for vm in _sorted(report):
+    for vm in ordered(report):
         item = vm_item(vm)
         rows.append(
             [
@@ -131,7 +132,7 @@ def document(report: CheckReport) -> dict[str, Any]:
                     if v.status != "explained"
                 ],
             }
-            for vm in _sorted(report)
+            for vm in ordered(report)
         ],
         "status": {"notes": report.notes},
     }

@@ -16,7 +16,7 @@ from typing import Any
 from kvtrace.bulk import bulk_log_rows, router_for
 from kvtrace.check import CheckReport, VMCheck, check_scopes
 from kvtrace.render import html_page as page
-from kvtrace.render.check_shape import summary_lines, vm_item
+from kvtrace.render.check_shape import ordered, summary_lines, vm_item
 from kvtrace.render.html_charts import distribution, distribution_svg
 from kvtrace.render.html_lanes import evidence_end, phase_spans
 from kvtrace.render.html_timeline import render_html_timeline, shape_html_timeline
@@ -33,11 +33,6 @@ SUMMARY_COLUMNS = [
     "CREATION→RUNNING P50",
     "MAX",
 ]
-
-
-def ordered(report: CheckReport) -> list[VMCheck]:
-    """Violations first (most first), then by namespace/name: the summary table's order."""
-    return sorted(report.vms, key=lambda vm: (-len(vm.assessment.violations()), vm.key))
 
 
 def with_timelines(report: CheckReport) -> list[tuple[VMCheck, Timeline]]:
