@@ -177,4 +177,8 @@ def _nothing_found(evidence: Evidence, selection: Selection) -> str:
         hint = f"namespaces with VMs: {', '.join(namespaces)} (use -n NS or -A)"
     else:
         hint = "no VMs at all in this evidence"
-    return f"no VMs found for {selection.describe()} in {where}; {hint}"
+    from kvtrace.timeline import skipped_lines
+
+    return "\n".join(
+        [f"no VMs found for {selection.describe()} in {where}; {hint}", *skipped_lines(evidence)]
+    )

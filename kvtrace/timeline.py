@@ -205,4 +205,14 @@ def _not_found_message(
         lines.append("VMs that exist: " + ", ".join(shown) + more)
     else:
         lines.append("no VMs at all were found in this evidence")
-    return "\n".join(lines)
+    return "\n".join(lines + skipped_lines(evidence))
+
+
+def skipped_lines(evidence: Evidence, limit: int = 5) -> list[str]:
+    """What could not be read, so a "not found" is never silent about refused input."""
+    if not evidence.skipped:
+        return []
+    shown = [f"  {path}: {reason}" for path, reason in evidence.skipped[:limit]]
+    more = len(evidence.skipped) - limit
+    tail = [f"  … and {more} more"] if more > 0 else []
+    return [f"{len(evidence.skipped)} file(s) in the evidence were skipped:", *shown, *tail]

@@ -190,3 +190,18 @@ def test_version_outside_the_model_range_warns_and_still_runs(capsys):
     assert "note: KubeVirt v1.4.0 (--kubevirt-version) is outside the model's range v1.7.0–v1.9.x" in out
     code, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE)
     assert "outside the model's range" not in out and "version unknown" not in out
+
+
+def test_not_found_error_names_refused_archive_members(capsys, tmp_path):
+    import tarfile
+
+    archive = tmp_path / "evil.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        member = tarfile.TarInfo("../../etc/evil")
+        member.size = 1
+        tar.addfile(member, io.BytesIO(b"x"))
+    code, _, err = kvtrace(capsys, "timeline", "default/testvm", "--bundle", str(archive))
+    assert code == 1
+    assert "1 file(s) in the evidence were skipped:" in err
+    assert "../../etc/evil: '..' in name refused" in err
+    assert not (tmp_path.parent.parent / "etc" / "evil").exists()
