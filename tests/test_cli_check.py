@@ -123,3 +123,17 @@ def test_partitioned_check_equals_the_in_process_check(monkeypatch):
         monkeypatch.setattr(check, "PARTITION_MIN_BYTES", 1)
         split = summary(run_check(evidence, Selection(None)))
     assert split == here
+
+
+def test_table_lists_at_most_fifty_violations_and_says_how_many_more():
+    from kvtrace.check import CheckReport, VMCheck
+    from kvtrace.model.engine import Assessment
+    from kvtrace.model.verdicts import Verdict
+    from kvtrace.render.check_shape import violation_lines
+
+    verdicts = [Verdict("KV-RC-03", "error", "violation", f"delete #{i}", ()) for i in range(60)]
+    vm = VMCheck(("default", "vm"), "Always", 1, Assessment(verdicts))
+    report = CheckReport(Selection(None), None, [vm], [], None)  # type: ignore[arg-type]
+    lines = violation_lines(report)
+    assert len(lines) == 51
+    assert lines[-1] == "… and 10 more violations (-o json or -o html lists them all)"

@@ -80,13 +80,21 @@ def evidence_of(vm: VMCheck, verdict: Verdict) -> list[str]:
     return vm.evidence_of(verdict)
 
 
-def violation_lines(report: CheckReport) -> list[str]:
+TABLE_VIOLATIONS = 50  # a terminal (or a CI log) gets the first ones; JSON/YAML/HTML hold all
+
+
+def violation_lines(report: CheckReport, limit: int = TABLE_VIOLATIONS) -> list[str]:
     lines = []
-    for vm, verdict in report.violations():
+    violations = report.violations()
+    for vm, verdict in violations[:limit]:
         lines.append(
             f"✗ {verdict.rule} ({verdict.severity}) {vm.key[0]}/{vm.key[1]}: {verdict.why}"
         )
         lines += [f"    at {ref}" for ref in evidence_of(vm, verdict)]
+    if len(violations) > limit:
+        lines.append(
+            f"… and {len(violations) - limit} more violations (-o json or -o html lists them all)"
+        )
     return lines
 
 
