@@ -9,19 +9,16 @@ import json
 import pytest
 
 from kvtrace.check import Selection, run_check
-from kvtrace.cli import run
 from kvtrace.model.engine import assess
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.timeline import build_timeline
 from tests.conftest import SAMPLES
+from tests.helpers import run_cli
 
 BUNDLE = str(SAMPLES / "always-restart")
 
 
-def kvtrace(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
+kvtrace = run_cli
 
 
 def test_clean_bundle_exits_zero_with_a_row_per_vm(capsys):

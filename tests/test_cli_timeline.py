@@ -14,17 +14,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvtrace.cli import run
 from tests.conftest import SAMPLES
+from tests.helpers import run_cli
 
 BUNDLE = str(SAMPLES / "always-restart")
 LOGS = sorted((SAMPLES / "always-restart" / "logs").rglob("*.log"))
 
 
-def kvtrace(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
+kvtrace = run_cli
 
 
 def test_table_has_the_columns_and_a_summary(capsys):
@@ -185,9 +182,14 @@ def test_installed_entry_points_exist():
 
 
 def test_version_outside_the_model_range_warns_and_still_runs(capsys):
-    code, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "--kubevirt-version", "v1.4.0")
+    code, out, _ = kvtrace(
+        capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "--kubevirt-version", "v1.4.0"
+    )
     assert code == 0 and "Started VM by creating" in out
-    assert "note: KubeVirt v1.4.0 (--kubevirt-version) is outside the model's range v1.7.0–v1.9.x" in out
+    assert (
+        "note: KubeVirt v1.4.0 (--kubevirt-version) is outside the model's range v1.7.0–v1.9.x"
+        in out
+    )
     code, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE)
     assert "outside the model's range" not in out and "version unknown" not in out
 

@@ -7,8 +7,8 @@ import json
 import pytest
 import yaml
 
-from kvtrace.cli import run
 from tests.conftest import SAMPLES, Golden
+from tests.helpers import run_cli
 
 # sample → (status exit code, history exit code)
 EXPECTED = {
@@ -27,10 +27,7 @@ CASES = [
 ]
 
 
-def kvtrace(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = run(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
+kvtrace = run_cli
 
 
 def test_every_leader_sample_is_tested():

@@ -6,21 +6,15 @@ from datetime import datetime, timezone
 
 import pytest
 
-from parsers.logstream import LogParser
-from parsers.records import LineTally, LogRecord, SourceInfo
+from parsers.records import LogRecord
+from tests.helpers import parse_lines
 
 UTC = timezone.utc
 VM_UID = "940dbef6-7c4e-47dd-8335-331151d9fd89"
 VMI_UID = "afde60bc-ef93-48b9-bf25-b4ca5b005407"
 
 
-def run(lines: list[str], **options: object) -> tuple[list[LogRecord], LineTally]:
-    """Parse constructed lines; every line must be accounted for, and no bug swallowed."""
-    parser = LogParser(SourceInfo("fixture.log"), **options)  # type: ignore[arg-type]
-    records = list(parser.parse(line.encode() + b"\n" for line in lines))
-    assert parser.tally.lines() == len(lines)
-    assert parser.internal_errors == []
-    return records, parser.tally
+run = parse_lines
 
 
 def only(lines: list[str], **options: object) -> LogRecord:

@@ -4,20 +4,14 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from parsers.logstream import LogParser
-from parsers.records import LineTally, LogRecord, SourceInfo
+from tests.helpers import parse_lines
 
 UTC = timezone.utc
 ANCHOR = datetime(2025, 3, 7, 12, 0, tzinfo=UTC)
 JSON_0914 = '{"level":"info","msg":"m","timestamp":"2025-03-07T09:14:00.000001Z"}'
 
 
-def run(lines: list[str], **options: object) -> tuple[list[LogRecord], LineTally]:
-    parser = LogParser(SourceInfo("fixture.log"), **options)  # type: ignore[arg-type]
-    records = list(parser.parse(line.encode() + b"\n" for line in lines))
-    assert parser.tally.lines() == len(lines)
-    assert parser.internal_errors == []
-    return records, parser.tally
+run = parse_lines
 
 
 def test_klog_info_line_with_constructor_anchor() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from parsers.logstream import LogParser
-from parsers.records import LineTally, LogRecord, ParseError, SourceInfo
+from parsers.records import ParseError, SourceInfo
+from tests.helpers import parse_lines
 
 BODY = (
     '{"component":"virt-controller","level":"info","msg":"m","timestamp":"2025-03-07T09:14:05.4'
@@ -15,12 +18,7 @@ POD = "virt-controller-7c9d5b6f4-h2xqm"
 STANDBY = "virt-controller-7c9d5b6f4-wp8rz"
 
 
-def run(lines: list[str], **options: object) -> tuple[list[LogRecord], LineTally]:
-    parser = LogParser(SourceInfo("paste.md"), **options)  # type: ignore[arg-type]
-    records = list(parser.parse(line.encode() + b"\n" for line in lines))
-    assert parser.tally.lines() == len(lines)
-    assert parser.internal_errors == []
-    return records, parser.tally
+run = partial(parse_lines, source_id="paste.md")
 
 
 @pytest.mark.parametrize(

@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from functools import partial
 
 from parsers.logstream import LogParser
-from parsers.records import LineTally, LogRecord, SourceInfo
+from parsers.records import SourceInfo
+from tests.helpers import parse_lines
 
 UTC = timezone.utc
 ANCHOR = datetime(2025, 3, 7, tzinfo=UTC)
 JSON_LINE = '{"level":"info","msg":"before","timestamp":"2025-03-07T09:27:11.000001Z"}'
 
 
-def run(lines: list[str], **options: object) -> tuple[list[LogRecord], LineTally]:
-    parser = LogParser(SourceInfo("previous.log"), **options)  # type: ignore[arg-type]
-    records = list(parser.parse(line.encode() + b"\n" for line in lines))
-    assert parser.tally.lines() == len(lines)
-    assert parser.internal_errors == []
-    return records, parser.tally
+run = partial(parse_lines, source_id="previous.log")
 
 
 SHAPE_A = [
