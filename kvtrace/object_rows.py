@@ -19,9 +19,9 @@ from parsers.timestamps import parse_time
 def object_rows(scope: VMScope) -> list[TimelineRow]:
     rows: list[TimelineRow] = []
     if scope.vm:
-        rows += _lifecycle_rows(scope.vm, "VirtualMachine", None)
+        rows += _lifecycle_rows(scope.vm, "object", "VM", "VM", None)
     for vmi in scope.vmis:
-        rows += _lifecycle_rows(vmi, "VirtualMachineInstance", vmi.uid)
+        rows += _lifecycle_rows(vmi, "object", "VMI", "VMI", vmi.uid)
         rows += list(_phase_rows(vmi))
     for rev in scope.revisions:
         rows += list(_revision_rows(rev))
@@ -41,27 +41,25 @@ def _meta(obj: KubeObject) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def _lifecycle_rows(obj: KubeObject, kind: str, vmi_uid: str | None) -> list[TimelineRow]:
-    rows = []
-    short = "VMI" if kind == "VirtualMachineInstance" else "VM"
-    for field, verb in (
-        ("creationTimestamp", "created"),
-        ("deletionTimestamp", "deletion requested"),
-    ):
+LIFECYCLE = (("creationTimestamp", "created"), ("deletionTimestamp", "deletion requested"))
+
+
+def _lifecycle_rows(
+    obj: KubeObject, origin: str, label: str, what: str, vmi_uid: str | None
+) -> Iterator[TimelineRow]:
+    """Creation and deletion request of an object (``metadata.*Timestamp``, 1 s)."""
+    for field, verb in LIFECYCLE:
         when = parse_time(str(_meta(obj).get(field) or ""))
         if when:
-            rows.append(
-                TimelineRow(
-                    when,
-                    "object",
-                    f"{short}/{obj.name}",
-                    "object",
-                    f"{short} {verb}",
-                    Provenance("object", _ref(obj), field=f"metadata.{field}"),
-                    incarnation=vmi_uid,
-                )
+            yield TimelineRow(
+                when,
+                origin,
+                f"{label}/{obj.name}",
+                origin,
+                f"{what} {verb}",
+                Provenance("object", _ref(obj), field=f"metadata.{field}"),
+                incarnation=vmi_uid,
             )
-    return rows
 
 
 def _phase_rows(vmi: KubeObject) -> Iterator[TimelineRow]:
@@ -101,21 +99,7 @@ def _revision_rows(rev: KubeObject) -> Iterator[TimelineRow]:
 
 def _pod_rows(pod: KubeObject) -> Iterator[TimelineRow]:
     vmi_uid = (_meta(pod).get("labels") or {}).get("kubevirt.io/created-by")
-    for field, verb in (
-        ("creationTimestamp", "created"),
-        ("deletionTimestamp", "deletion requested"),
-    ):
-        when = parse_time(str(_meta(pod).get(field) or ""))
-        if when:
-            yield TimelineRow(
-                when,
-                "pod",
-                f"Pod/{pod.name}",
-                "pod",
-                f"launcher pod {verb}",
-                Provenance("object", _ref(pod), field=f"metadata.{field}"),
-                incarnation=vmi_uid,
-            )
+    yield from _lifecycle_rows(pod, "pod", "Pod", "launcher pod", vmi_uid)
     yield from _container_rows(pod, vmi_uid)
 
 
