@@ -9,7 +9,7 @@ Leader-election lines are kept as context for every replica.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
@@ -189,7 +189,3 @@ def make_row(
         message_id=entry.id if entry else None,
         args=tuple(sorted(matched.items())),
     )
-
-
-def leader_lines(rows: Iterable[TimelineRow]) -> list[TimelineRow]:
-    return [r for r in rows if r.category == "leader"]

@@ -157,7 +157,7 @@ def _notes(timeline: Timeline) -> list[str]:
     return notes
 
 
-def known_vms(evidence: Evidence, reports: list[SourceReport] | None = None) -> list[str]:
+def known_vms(evidence: Evidence) -> list[str]:
     names = {f"{o.namespace}/{o.name}" for o in evidence.of_kind(VM)}
     if not names:
         names = _vms_named_in_logs(evidence)
@@ -190,7 +190,7 @@ def _not_found_message(
     evidence: Evidence, namespace: str, name: str, reports: list[SourceReport]
 ) -> str:
     wanted = f"{namespace}/{name}"
-    existing = known_vms(evidence, reports)
+    existing = known_vms(evidence)
     where = evidence.origin or evidence.layout
     lines = [
         f"no VirtualMachine {wanted} in {where} "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from kvtrace.model.facts import derive, is_action
+from kvtrace.model.facts import derive
 from kvtrace.model.rules import RULES
 from kvtrace.model.verdicts import EXPLAINED, UNVERIFIABLE, VIOLATION, Verdict, severity_rank
 from kvtrace.timeline import Timeline
@@ -69,12 +69,3 @@ def assess(timeline: Timeline, keep_explained: bool = True) -> Assessment:
         for index in verdict.rows:
             assessment.by_row.setdefault(index, []).append(verdict)
     return assessment
-
-
-def unexplained_actions(timeline: Timeline, assessment: Assessment) -> list[int]:
-    """Controller actions no rule explains: what the model cannot account for."""
-    return [
-        i
-        for i, row in enumerate(timeline.rows)
-        if is_action(row) and not any(v.status == EXPLAINED for v in assessment.by_row.get(i, []))
-    ]

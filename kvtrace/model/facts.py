@@ -9,7 +9,6 @@ reconcile, ``re-enqueuing`` closes one), and leader epochs.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from kvtrace.leader import Epoch, lease_epochs, replica_of
@@ -38,10 +37,6 @@ class Incarnation:
     vmi: KubeObject | None = None
     created: Timestamp | None = None
     phases: dict[str, list[int]] = field(default_factory=dict)  # phase → row indices
-
-    def phase_time(self, rows: list[TimelineRow], phase: str) -> Timestamp | None:
-        found = self.phases.get(phase)
-        return rows[found[0]].time if found else None
 
     @property
     def status(self) -> dict[str, Any]:
@@ -97,10 +92,6 @@ class Facts:
 
     def reconcile_of(self, index: int) -> Reconcile | None:
         return self._reconcile_at.get(index)
-
-    def strategy_of(self, index: int) -> str | None:
-        """The strategy a decision line names, else the VM's current one."""
-        return self.rows[index].arg("strategy") or self.strategy
 
 
 def is_action(row: TimelineRow) -> bool:
@@ -175,7 +166,3 @@ def _gap(a: TimelineRow, b: TimelineRow) -> float:
     if a.time is None or b.time is None:
         return 0.0
     return (b.time.at - a.time.at).total_seconds()
-
-
-def seconds_between(a: datetime, b: datetime) -> float:
-    return (b - a).total_seconds()
