@@ -79,6 +79,13 @@ def main() -> int:
             (0, 3),
         ),
         measure(
+            "python floor",
+            [sys.executable, str(Path(__file__).resolve().parent / "python_floor.py"), str(data)],
+            args.repeat,
+            None,
+            (0,),
+        ),
+        measure(
             "polars",
             [sys.executable, "-c", f"import polars; polars.read_ndjson({str(data)!r})"],
             args.repeat,
@@ -93,10 +100,12 @@ def main() -> int:
     for r in results:
         timing = f"{fmt(r.best, '9.2f')}{fmt(r.median, '10.2f')}{fmt(r.peak_mib, '14.1f')}"
         print(f"{r.name:<16}{timing}  {r.error or ''}")
-    kvtrace, polars = results
-    if kvtrace.best and polars.best:
-        ratio = kvtrace.best / polars.best
-        print(f"\nkvtrace check / polars.read_ndjson  {ratio:.2f}x (wall, best of {args.repeat})")
+    kvtrace, floor, polars = results
+    print()
+    for a, b in ((kvtrace, polars), (floor, polars), (kvtrace, floor)):
+        if a.best and b.best:
+            pair = f"{a.name} / {b.name}"
+            print(f"{pair:<32}{a.best / b.best:6.2f}x (wall, best of {args.repeat})")
     if polars.error and "No module named" in polars.error:
         print("polars is missing: pip install polars (bench only)", file=sys.stderr)
     return 0 if not kvtrace.error else 1

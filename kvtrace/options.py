@@ -57,11 +57,12 @@ def output_option(choices: list[str], default: str = "table") -> Callable[[F], F
     )
 
 
-def split_key(text: str) -> tuple[str, str]:
-    """``NS/NAME`` → (ns, name); a bare NAME means namespace ``default``."""
+def split_key(text: str, bare: str | None = None) -> tuple[str, str]:
+    """``NS/NAME`` → (ns, name); a bare NAME is in namespace ``bare`` (live: the context's),
+    else ``default``."""
     parts = text.split("/")
     if len(parts) == 1 and parts[0]:
-        return "default", parts[0]
+        return bare or "default", parts[0]
     if len(parts) == 2 and all(parts):
         return parts[0], parts[1]
     raise UsageError(f"cannot read {text!r} as NAMESPACE/NAME (for example default/testvm)")

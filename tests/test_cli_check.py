@@ -63,6 +63,15 @@ def test_one_vm_and_namespace_selection(capsys):
     )
 
 
+def test_a_bare_vm_name_takes_the_namespace_flag_as_kubectl_does(capsys):
+    code, out, _ = kvtrace(capsys, "check", "-n", "default", "testvm", "--bundle", BUNDLE)
+    assert code == 0 and "testvm" in out
+    code, _, err = kvtrace(capsys, "check", "-n", "prod", "testvm", "--bundle", BUNDLE)
+    assert code == 1 and "VirtualMachine prod/testvm" in err
+    code, _, err = kvtrace(capsys, "check", "-n", "prod", "default/testvm", "--bundle", BUNDLE)
+    assert code == 2 and "not several" in err
+
+
 def test_conflicting_selection_is_a_usage_error(capsys):
     code, _, err = kvtrace(capsys, "check", "default/testvm", "-A", "--bundle", BUNDLE)
     assert code == 2 and "not several" in err

@@ -61,7 +61,7 @@ def check_command(
     """Check every step of each VM's timeline against the built-in model of virt-controller."""
     from kvtrace.check import run_check
 
-    if not (vm or namespace or all_namespaces):
+    if not (namespace or all_namespaces) and not (vm and "/" in vm):
         namespace = live_namespace(bundle, logs, cluster)  # live: the context's namespace
     selection = _selection(vm, namespace, all_namespaces)
     with open_evidence(bundle, logs, cluster, _live_scope(selection)) as evidence:
@@ -74,12 +74,12 @@ def check_command(
 def _selection(vm: str | None, namespace: str | None, all_namespaces: bool) -> Selection:
     from kvtrace.check import Selection
 
-    if vm and (namespace or all_namespaces):
+    if vm and (("/" in vm and namespace) or all_namespaces):
         raise UsageError("give NAMESPACE/VM, or -n NAMESPACE, or -A — not several")
     if namespace and all_namespaces:
         raise UsageError("-n and -A exclude each other")
     if vm:
-        ns, name = split_key(vm)
+        ns, name = split_key(vm, namespace)  # -n NS VM reads as NS/VM, as in kubectl
         return Selection(ns, name)
     return Selection(None if all_namespaces else (namespace or "default"))
 

@@ -15,7 +15,7 @@ from kvtrace.options import (
     split_key,
     window_options,
 )
-from kvtrace.pipeline import open_evidence
+from kvtrace.pipeline import live_namespace, open_evidence
 from kvtrace.render import timeline_shape as shape
 from kvtrace.sources.live_settings import ClusterSettings, CollectScope
 from kvtrace.timefmt import now, parse_window_bound
@@ -73,7 +73,8 @@ def timeline_command(
     from kvtrace.model.version import detect
     from kvtrace.timeline import build_timeline
 
-    namespace, name = split_key(vm)
+    bare = live_namespace(bundle, logs, cluster) if "/" not in vm else None
+    namespace, name = split_key(vm, bare)  # live, a bare name is in the context's namespace
     scope = CollectScope(namespaces=(namespace,), vms=((namespace, name),))
     with open_evidence(bundle, logs, cluster, scope) as evidence:
         reference = evidence.captured_at or now()

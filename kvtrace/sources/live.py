@@ -85,7 +85,12 @@ class Connection:
     """An authenticated, read-only connection to one API server."""
 
     def __init__(
-        self, settings: ClusterSettings, configuration: Any, context: str | None, namespace: str
+        self,
+        settings: ClusterSettings,
+        configuration: Any,
+        context: str | None,
+        namespace: str,
+        in_cluster: bool = False,
     ) -> None:
         configuration.retries = False  # live_api.py decides what to retry, and how often
         configuration.debug = False  # the client's debug log prints headers: never
@@ -95,6 +100,12 @@ class Connection:
         self.context = context
         self.default_namespace = namespace
         self.server = _server_name(str(configuration.host))
+        # what a 401 asks the user to fix
+        self.credentials = (
+            "check the pod's service account token (mounted, not expired)"
+            if in_cluster
+            else "log in again or check the user in the kubeconfig"
+        )
 
     def send(self, method: str, path: str, query: Sequence[tuple[str, str]] = ()) -> RawResponse:
         """The one place a request leaves kvtrace. GET only, refused paths never sent."""
@@ -141,11 +152,11 @@ def connect(settings: ClusterSettings) -> Connection:
     paths = settings.kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
     if _any_file(paths):
         context, namespace = _load_kubeconfig(paths, settings.context, configuration)
-    elif settings.kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        context, namespace = None, _load_in_cluster(configuration)
-    else:
-        raise NoClusterConfigured(_no_cluster_message(settings, paths))
-    return Connection(settings, configuration, context, namespace)
+        return Connection(settings, configuration, context, namespace)
+    if settings.kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        namespace = _load_in_cluster(configuration)
+        return Connection(settings, configuration, None, namespace, in_cluster=True)
+    raise NoClusterConfigured(_no_cluster_message(settings, paths))
 
 
 def _any_file(paths: str) -> bool:

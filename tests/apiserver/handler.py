@@ -47,7 +47,7 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         self.url_path, self.query = url.path, parse_qs(url.query, keep_blank_values=True)
         self._arrive()
-        if self.headers.get("Authorization") != f"Bearer {self.server.token}":
+        if not _bearer_matches(self.headers.get("Authorization"), self.server.token):
             return self._answer(401, _status(401, "Unauthorized", "Unauthorized"))
         fault = next((f for f in self.server.faults if f.take(self.url_path, self.query)), None)
         if fault is not None and self._apply(fault):
@@ -259,6 +259,13 @@ class Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def _bearer_matches(header: str | None, token: str) -> bool:
+    """As kube-apiserver's bearer-token authenticator: the scheme is case-insensitive (the
+    client's in-cluster loader sends ``bearer …``), the token must match exactly."""
+    scheme, _, value = (header or "").strip().partition(" ")
+    return scheme.lower() == "bearer" and value.strip() == token
 
 
 def _status(code: int, reason: str, message: str) -> dict[str, Any]:
