@@ -287,3 +287,27 @@ def test_ld02_split_brain():
     assert "violation" in statuses(bad, "KV-LD-02")
     _, ok = restart().assess()
     assert statuses(ok, "KV-LD-02") == {"explained"}
+
+
+def test_position_queries_agree_with_a_scan_of_the_rows():
+    """Facts.between/last_before/first_after/count_before (bisection) give what a plain scan of
+    the rows gives, at every row and for one id and merged ids."""
+    from kvtrace.model.facts import derive
+
+    s = restart(keep_old=True)
+    for k in range(3):
+        s.stop(at(200 + k * 40), "Failed")
+        s.delete(at(200.01 + k * 40), "Failed")
+        s.start(at(230 + k * 40))
+        s.created(at(230.02 + k * 40))
+    facts = derive(s.timeline())
+    for ids in (("vm.created",), ("vm.stop",), ("vm.created", "vm.deleted")):
+        rows = [i for i, r in enumerate(facts.rows) if r.origin == "log" and r.message_id in ids]
+        assert len(rows) >= 4 and facts.by_message(*ids) == rows
+        for index in range(-1, len(facts.rows) + 1):
+            before = [i for i in rows if i < index]
+            after = [i for i in rows if i > index]
+            assert facts.last_before(index, *ids) == (before[-1] if before else None)
+            assert facts.first_after(index, *ids) == (after[0] if after else None)
+            assert facts.count_before(index, *ids) == len(before)
+            assert facts.between(index, index + 7, *ids) == [i for i in after if i < index + 7]

@@ -61,7 +61,7 @@ def start_failure_backoff(facts: Facts) -> Iterator[Finding]:
 
 
 def _unknown_run(facts: Facts, stop: int, start: int, waited: float) -> Iterator[Finding]:
-    delayed = [i for i in facts.by_message("vm.backoff") if stop < i < start]
+    delayed = facts.between(stop, start, "vm.backoff")
     if delayed:
         yield explained("the controller delayed this start for the backoff", *delayed, start)
     elif waited + TOLERANCE >= minimum_delay(1):
@@ -83,14 +83,9 @@ def _last_final_stop(facts: Facts, start: int) -> int | None:
     """The first stop decision for the VMI that ended before ``start``: the controller saw the
     final VMI there, and retryAfterTimestamp counts from it. That VMI is the one created last
     before ``start`` (its uid is often unknown once it is gone)."""
-    created = [i for i in facts.by_message("vm.created") if i < start]
-    after = created[-1] if created else -1
-    stops = [
-        i
-        for i in facts.by_message("vm.stop")
-        if after < i < start and facts.rows[i].arg("phase") in FINAL
-    ]
-    return stops[0] if stops else None
+    created = facts.last_before(start, "vm.created")
+    stops = facts.between(-1 if created is None else created, start, "vm.stop")
+    return next((i for i in stops if facts.rows[i].arg("phase") in FINAL), None)
 
 
 def _reached_running(facts: Facts, uid: str | None) -> bool | None:
@@ -108,17 +103,16 @@ def _seconds(facts: Facts, a: int, b: int) -> float:
 def backoff_wait_honoured(facts: Facts) -> Iterator[Finding]:
     for delay in facts.by_message("vm.backoff"):
         seconds = int(facts.rows[delay].arg("seconds") or 0)
-        later = [i for i in facts.by_message("vm.start") if i > delay]
+        later = facts.first_after(delay, "vm.start")
         if seconds > MAX_DELAY:
             yield violated(f"a wait of {seconds}s exceeds the 300s cap", delay)
-        elif not later:
+        elif later is None:
             yield explained(f"start deferred {seconds}s", delay)
-        elif _seconds(facts, delay, later[0]) + TOLERANCE < seconds:
+        elif _seconds(facts, delay, later) + TOLERANCE < seconds:
             yield violated(
-                f"started {_seconds(facts, delay, later[0]):.1f}s after "
-                f"being told to wait {seconds}s",
+                f"started {_seconds(facts, delay, later):.1f}s after being told to wait {seconds}s",
                 delay,
-                later[0],
+                later,
             )
         else:
-            yield explained(f"started after the announced {seconds}s wait", delay, later[0])
+            yield explained(f"started after the announced {seconds}s wait", delay, later)

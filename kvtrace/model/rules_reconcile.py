@@ -65,10 +65,9 @@ def _repeated_decisions(facts: Facts) -> Iterator[Finding]:
 
 def one_delete_per_incarnation(facts: Facts) -> Iterator[Finding]:
     seen: dict[str, int] = {}
-    creates = facts.by_message("vm.created")
     for i in facts.by_message("vm.deleted"):
         # without a known uid, the VMI between two creates is one incarnation
-        key = facts.rows[i].incarnation or f"after-create-{sum(c < i for c in creates)}"
+        key = facts.rows[i].incarnation or f"after-create-{facts.count_before(i, 'vm.created')}"
         if key in seen:
             yield violated("a second delete for the same VMI incarnation", seen[key], i)
         else:
@@ -78,10 +77,9 @@ def one_delete_per_incarnation(facts: Facts) -> Iterator[Finding]:
 
 def no_duplicate_create(facts: Facts) -> Iterator[Finding]:
     creates = facts.by_message("vm.created")
-    deletes = facts.by_message("vm.deleted")
     for before, after in pairwise(creates):
         first, second = facts.rows[before].incarnation, facts.rows[after].incarnation
-        if any(before < d < after for d in deletes):
+        if facts.between(before, after, "vm.deleted"):
             yield explained("the previous VMI was deleted before this create", after)
         elif _alive(facts, first) and first != second:
             yield violated(

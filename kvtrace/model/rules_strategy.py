@@ -67,11 +67,10 @@ def rerun_after_failure_only(facts: Facts) -> Iterator[Finding]:
     for i in facts.by_message("vm.start"):
         if facts.rows[i].arg("strategy") != "RerunOnFailure":
             continue
-        stops = [j for j in facts.by_message("vm.stop") if j < i]
-        if not stops:
+        last = facts.last_before(i, "vm.stop")
+        if last is None:
             yield explained("first start of a RerunOnFailure VM (status.runStrategy empty)", i)
             continue
-        last = stops[-1]
         phase = facts.rows[last].arg("phase")
         if phase == "Failed":
             yield explained("the VMI Failed: a Start request was appended (vm.go:1059)", last, i)
