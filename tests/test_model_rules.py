@@ -172,6 +172,43 @@ def test_ex01_no_duplicate_create():
     assert statuses(ok, "KV-EX-01") == {"explained"}
 
 
+def failed_create(reason: str | None) -> Scenario:
+    """A restart whose first create attempt fails (vm.go:1336, then 448 and 348 when a reason
+    is logged), retried successfully by the work queue."""
+    s = restart()
+    s.start(at(200))
+    s.vm_line(at(200.01), "Failed to create VirtualMachineInstance: /", "vm.go:1336")
+    if reason is not None:
+        failed = f"Failure while starting VMI: {reason}"
+        s.vm_line(
+            at(200.0102),
+            "Reconciling the VirtualMachine failed.",
+            "vm.go:448",
+            level="error",
+            reason=failed,
+        )
+        s.requeue(at(200.0104), failed)
+    return s
+
+
+def test_ex01_only_already_exists_makes_a_failed_create_a_duplicate():
+    webhook = 'Internal error occurred: failed calling webhook "virtualmachineinstances-create-validator.kubevirt.io": context deadline exceeded'
+    _, timeout = failed_create(webhook).assess()
+    assert "violation" not in statuses(timeout, "KV-EX-01")
+    assert any(
+        v.rule == "KV-EX-01" and "the work queue retries it" in v.why for v in timeout.verdicts
+    )
+    _, collision = failed_create(
+        'virtualmachineinstances.kubevirt.io "vm1" already exists'
+    ).assess()
+    found = [v for v in collision.violations() if v.rule == "KV-EX-01"]
+    assert len(found) == 1 and "stale-cache duplicate create" in found[0].why
+    assert len(found[0].rows) == 2  # the 1336 line and the 448 line that says why
+    _, silent = failed_create(None).assess()
+    assert "violation" not in statuses(silent, "KV-EX-01")
+    assert "unverifiable" in statuses(silent, "KV-EX-01")
+
+
 def test_sv01_revision_name():
     _, ok = restart().assess()
     assert statuses(ok, "KV-SV-01") == {"explained"}

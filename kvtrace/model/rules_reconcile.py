@@ -98,19 +98,46 @@ def no_duplicate_create(facts: Facts) -> Iterator[Finding]:
             yield unverifiable(
                 "two creates without a delete; the VMIs are not in the evidence", before, after
             )
-    for i in facts.by_message("vm.revision-failed", "vm.create-failed"):
-        reason = facts.rows[i].reason or ""
-        if COLLISION in reason or facts.rows[i].what.endswith(": /"):
-            yield violated(
-                "create collided with an existing object: a stale-cache duplicate create", i
-            )
-    for i in facts.by_message("vm.reconcile-failed"):
-        if "Failure while starting VMI" in (facts.rows[i].reason or "") and COLLISION in (
-            facts.rows[i].reason or ""
-        ):
-            yield violated("reconcile failed on an already existing VMI or revision", i)
+    yield from _failed_creates(facts)
     if creates[:1]:
         yield explained("first create", creates[0])
+
+
+def _failed_creates(facts: Facts) -> Iterator[Finding]:
+    """A failed create is a duplicate only when the API said ``already exists``.
+
+    ``Failed to create VirtualMachineInstance: /`` (vm.go:1336) is printed for every failed create
+    — the ``/`` comes from the empty object the client returns on any error (controllers.md
+    §4.5) — and carries no reason; the cause is in the reconcile's ``Reconciling the
+    VirtualMachine failed.`` line (vm.go:448) or, for the revision, in vm.go:1286's own reason.
+    """
+    reported: set[int] = set()
+    for i in facts.by_message("vm.revision-failed", "vm.create-failed"):
+        failure = _reconcile_failure(facts, i)
+        reason = facts.rows[i].reason or (facts.rows[failure].reason if failure else "") or ""
+        rows = (i,) if failure is None else (i, failure)
+        reported.update(rows)
+        if COLLISION in reason:
+            yield violated(
+                "create collided with an existing object: a stale-cache duplicate create", *rows
+            )
+        elif reason:
+            yield explained(f"the create failed ({reason[:80]}); the work queue retries it", *rows)
+        else:
+            yield unverifiable("the create failed; why is not in the evidence", i)
+    for i in facts.by_message("vm.reconcile-failed"):
+        reason = facts.rows[i].reason or ""
+        if i not in reported and "Failure while starting VMI" in reason and COLLISION in reason:
+            yield violated("reconcile failed on an already existing VMI or revision", i)
+
+
+def _reconcile_failure(facts: Facts, index: int) -> int | None:
+    """The ``Reconciling the VirtualMachine failed.`` line closing this row's reconcile."""
+    reconcile = facts.reconcile_of(index)
+    rows = reconcile.rows if reconcile else []
+    return next(
+        (j for j in rows if j > index and facts.rows[j].message_id == "vm.reconcile-failed"), None
+    )
 
 
 def _alive(facts: Facts, uid: str | None) -> bool:
