@@ -234,6 +234,17 @@ def test_sv03_firmware_uuid_follows_template_or_legacy_formula():
     assert statuses(ok, "KV-SV-03") == {"explained"}
 
 
+def test_sv03_a_vmi_without_its_spec_is_unverifiable_and_a_missing_uuid_is_not():
+    trimmed = restart()
+    del trimmed.vmis[-1]["spec"]  # an export that kept metadata and status only
+    _, assessment = trimmed.assess()
+    assert statuses(assessment, "KV-SV-03") == {"unverifiable"}
+    unset = restart()
+    del unset.vmis[-1]["spec"]["domain"]["firmware"]  # startVMI always sets one (vm.go setup)
+    _, assessment = unset.assess()
+    assert statuses(assessment, "KV-SV-03") == {"violation"}
+
+
 def test_sv03_legacy_uuid5_of_the_name():
     from kvtrace.model.rules_startvmi import legacy_firmware_uuid
 

@@ -131,7 +131,9 @@ def firmware_uuid(facts: Facts) -> Iterator[Finding]:
         expected = template or legacy_firmware_uuid(vm.name)
         source = "the VM template" if template else "the legacy uuid5 of the VM name"
         rows = _row_of(facts, inc)
-        if actual == expected:
+        if not isinstance((inc.vmi.body.get("spec") or {}).get("domain"), dict):
+            yield unverifiable("the VMI object has no spec.domain: its firmware UUID is unknown")
+        elif actual == expected:
             yield explained(f"firmware UUID {actual} comes from {source}", *rows)
         else:
             yield violated(f"firmware UUID {actual} differs from {source} ({expected})", *rows)
