@@ -18,7 +18,9 @@ second half; replica C is a standby throughout. Every line carries the kubelet `
 prefix (9 fraction digits, µs–ms after the body time); body timestamps increase monotonically
 within each file. Lines are v1.9.0 default-verbosity shapes (controllers.md §2); a few klog
 reflector warnings and structured-klog panic blocks are mixed in for parser load (they are shape
-samples, not a model of a crash: a real unrecovered panic would end the container).
+samples, not a model of a crash: a real unrecovered panic would end the container). Each VM's
+lines follow its runStrategy and VMI state (``Sim.episode``), so the model finds nothing but the
+faults injected on purpose.
 
 Lines are built with string formatting (no json.dumps per line) but are valid sorted-key JSON.
 Standard library only.
@@ -189,6 +191,24 @@ VMI_REASONS = [
     'privileged namespace to run: pods "virt-launcher-{name}-" is forbidden: violates '
     'PodSecurity "restricted:latest"',
 ]
+# Episodes by (runStrategy, has a VMI) with weights; NOISE can happen to any VM (NEEDS_VMI ones
+# only while it has a VMI). FAULT_EVERY: one injected stale-cache collision per this many episodes
+# (``--fault-every``).
+LIFECYCLE: dict[tuple[str, bool], list[tuple[str, int]]] = {
+    ("Always", True): [("always-restart", 22), ("crash-loop", 8), ("restart-request", 6)],
+    ("Manual", True): [("manual-stop-start", 12)],
+    ("Halted", True): [("halted-stop", 12)],
+    ("RerunOnFailure", True): [("rerun-failed", 8), ("rerun-succeeded", 4)],
+}
+NOISE = [
+    ("status-conflict", 14),
+    ("vmi-requeue", 10),
+    ("storage-wait", 4),
+    ("pod-error", 3),
+    ("overhead-warning", 3),
+]
+NEEDS_VMI = {"vmi-requeue", "storage-wait", "pod-error", "overhead-warning"}
+FAULT_EVERY = 20_000
 LEASE_URL = (
     "https://10.96.0.1:443/apis/coordination.k8s.io/v1/namespaces/kubevirt/leases/"
     "virt-controller?timeout=5s"
@@ -325,7 +345,9 @@ def write_acquired(f: LogFile, L: Lines, t: int, rng: random.Random) -> int:
 
 class VM:
     __slots__ = (
+        "busy_until",
         "created_us",
+        "firmware",
         "gen",
         "i",
         "name",
@@ -363,6 +385,8 @@ class VM:
         self.phase = ""
         self.vmi_created_us = 0
         self.restarts = 0
+        self.busy_until = 0
+        self.firmware = str(uuid.UUID(int=rng.getrandbits(128), version=4))  # the VM webhook's
 
     def new_vmi(self, rng: random.Random, t: int) -> None:
         self.vmi_uid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
@@ -375,18 +399,22 @@ class VM:
 
 
 class Sim:
-    def __init__(self, seed: int, size: int, out: Path) -> None:
+    def __init__(
+        self, seed: int, size: int, out: Path, fault_every: int = FAULT_EVERY, vms: int = NVMS
+    ) -> None:
+        self.fault_every = fault_every
         self.rng = random.Random(seed)
         self.size = size
         self.out = out
         self.L = Lines()
         self.t0 = 1_795_392_000_000_000  # 2026-11-23T00:00:00Z
-        self.vms = [VM(i, self.rng, self.t0) for i in range(NVMS)]
+        self.vms = [VM(i, self.rng, self.t0) for i in range(vms)]
         for vm in self.vms:
             if vm.strategy != "Halted" or self.rng.random() < 0.2:
                 vm.new_vmi(self.rng, vm.created_us + 2_000_000)
         self.heap: list[tuple[int, int, str]] = []
         self.seq = 0
+        self.faults: list[str] = []
         rs = "".join(self.rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
         self.pods = [
             "virt-controller-5c8f7d9b46-"
@@ -413,306 +441,219 @@ class Sim:
 
     # -- episodes ----------------------------------------------------------------------
     def episode(self, t: int) -> None:
+        """One thing happening to one VM, as v1.9.0 logs it at default verbosity.
+
+        What can happen depends on the VM's runStrategy and on whether it has a VMI (the
+        decision table of controllers.md §3.2), and a VM is never in two episodes at once (the
+        work queue processes a key serially), so every VM's lines form a history the controller
+        could have written. A stale-cache collision (the model's KV-EX-01) is injected on purpose
+        about once per ``self.fault_every`` episodes.
+        """
         rng = self.rng
-        L = self.L
-        vm = self.vms[rng.randrange(NVMS)]
-        ns, name, uid = vm.ns, vm.name, vm.uid
-        push = self.push
-        r = rng.random()
+        vm = self.vms[rng.randrange(len(self.vms))]
+        if t < vm.busy_until:
+            return
+        if vm.vmi_uid and vm.strategy == "Always" and rng.randrange(self.fault_every) == 0:
+            kind = "collision"
+        else:
+            choices = LIFECYCLE.get((vm.strategy, bool(vm.vmi_uid)), []) + NOISE
+            names = [name for name, _ in choices]
+            weights = [weight for _, weight in choices]
+            kind = rng.choices(names, weights)[0]
+            if kind in NEEDS_VMI and not vm.vmi_uid:
+                return
+        vm.busy_until = getattr(self, "ep_" + kind.replace("-", "_"))(vm, t) + 2_000_000
 
-        def o(us: int, level: str, msg: str, pos: str, reason: str | None = None) -> None:
-            push(us, L.obj(us, level, msg, pos, ns, name, uid, reason))
+    # -- line helpers ------------------------------------------------------------------
+    def o(self, vm: VM, us: int, level: str, msg: str, pos: str, reason: str | None = None) -> None:
+        self.push(us, self.L.obj(us, level, msg, pos, vm.ns, vm.name, vm.uid, reason))
 
-        def requeue(us: int, reason: str) -> None:
-            push(
-                us,
-                L.noobj(
-                    us, "info", f"re-enqueuing VirtualMachine {ns}/{name}", "vm.go:348", reason
-                ),
-            )
+    def requeue(self, vm: VM, us: int, reason: str) -> None:
+        msg = f"re-enqueuing VirtualMachine {vm.ns}/{vm.name}"
+        self.push(us, self.L.noobj(us, "info", msg, "vm.go:348", reason))
 
-        def start(us: int, strategy: str, pos: str, decision: str | None = None) -> int:
-            o(us, "info", decision or f"Starting VM due to runStrategy: {strategy}", pos)
-            us += rng.randint(6_000, 40_000)
-            o(
-                us,
-                "info",
-                f"Started VM by creating the new virtual machine instance {name}",
-                "vm.go:1341",
-            )
-            vm.new_vmi(rng, us)
-            return us
+    def start(self, vm: VM, us: int, pos: str, decision: str | None = None) -> int:
+        self.o(vm, us, "info", decision or f"Starting VM due to runStrategy: {vm.strategy}", pos)
+        us += self.rng.randint(6_000, 40_000)
+        msg = f"Started VM by creating the new virtual machine instance {vm.name}"
+        self.o(vm, us, "info", msg, "vm.go:1341")
+        vm.new_vmi(self.rng, us)
+        return us
 
-        if r < 0.22:  # Always: VMI failed after running → delete, repeats, immediate restart
-            phase = "Failed" if rng.random() < 0.8 else "Succeeded"
-            o(
-                t,
-                "info",
-                f"Stopping VM with VMI in phase {phase} and VM runStrategy: Always",
-                "vm.go:1005",
-            )
-            t += rng.randint(8_000, 25_000)
-            o(
-                t,
-                "info",
-                f"Dispatching delete event for vmi {ns}/{name} with phase {phase}",
-                "vm.go:1685",
-            )
-            for _ in range(rng.randint(0, 3)):
-                t += rng.randint(20_000, 900_000)
-                o(
-                    t,
-                    "info",
-                    f"Stopping VM with VMI in phase {phase} and VM runStrategy: Always",
-                    "vm.go:1005",
-                )
-            t += rng.randint(30_000, 2_000_000)
-            start(t, "Always", "vm.go:1032")
-        elif r < 0.30:  # Always: crash-loop backoff
-            o(
-                t,
-                "info",
-                "Stopping VM with VMI in phase Failed and VM runStrategy: Always",
-                "vm.go:1005",
-            )
-            t += rng.randint(8_000, 25_000)
-            o(
-                t,
-                "info",
-                f"Dispatching delete event for vmi {ns}/{name} with phase Failed",
-                "vm.go:1685",
-            )
-            vm.restarts += 1
-            n = min(vm.restarts, 6)
-            base = 10 * n * n
-            wait = min(base + rng.randint(0, base // 2), 300)
-            t += rng.randint(200_000, 3_000_000)
-            o(
-                t,
-                "info",
-                "Delaying start of VM Starting VM with 'runStrategy: Always' due to start "
-                f"failure backoff. Waiting {wait} more seconds before starting.",
-                "vm.go:1027",
-            )
-            t += wait * 1_000_000 + rng.randint(1_000, 900_000)
-            start(t, "Always", "vm.go:1032")
-        elif r < 0.36:  # restart request on Always
-            o(
-                t,
-                "info",
-                "processing forced restart request for VMI with phase Running and VM "
-                "runStrategy: Always",
-                "vm.go:985",
-            )
-            o(
-                t + 90,
-                "info",
-                "Stopping VM with VMI in phase Running and VM runStrategy: Always",
-                "vm.go:1005",
-            )
-            t += rng.randint(8_000, 25_000)
-            o(
-                t,
-                "info",
-                f"Dispatching delete event for vmi {ns}/{name} with phase Running",
-                "vm.go:1685",
-            )
-            for ph in ("Running", "Running", "Succeeded"):
-                t += rng.randint(200_000, 4_000_000)
-                o(
-                    t,
-                    "info",
-                    f"processing forced restart request for VMI with phase {ph} and VM "
-                    "runStrategy: Always",
-                    "vm.go:985",
-                )
-                o(
-                    t + 70,
-                    "info",
-                    f"Stopping VM with VMI in phase {ph} and VM runStrategy: Always",
-                    "vm.go:1005",
-                )
-            t += rng.randint(100_000, 1_500_000)
-            start(t, "Always", "vm.go:1032")
-        elif r < 0.42:  # Manual stop (quirky argument order) then later start
-            o(
-                t,
-                "info",
-                "Running with VMI in phase Stopping VM due to stop request and VM "
-                "runStrategy: Manual",
-                "vm.go:1094",
-            )
-            t += rng.randint(8_000, 25_000)
-            o(
-                t,
-                "info",
-                f"Dispatching delete event for vmi {ns}/{name} with phase Running",
-                "vm.go:1685",
-            )
+    def stop_and_delete(self, vm: VM, t: int, stop: str, pos: str, phases: list[str]) -> int:
+        """The stop decision, the delete call, and the decision repeating (one per later phase
+        the terminating VMI shows) until the VMI is gone."""
+        rng = self.rng
+        self.o(vm, t, "info", stop.format(phase=phases[0]), pos)
+        t += rng.randint(8_000, 25_000)
+        msg = f"Dispatching delete event for vmi {vm.ns}/{vm.name} with phase {phases[0]}"
+        self.o(vm, t, "info", msg, "vm.go:1685")
+        for phase in phases[1:]:
+            t += rng.randint(20_000, 900_000)
+            self.o(vm, t, "info", stop.format(phase=phase), pos)
+        vm.vmi_uid = ""
+        return t
+
+    # -- lifecycle episodes --------------------------------------------------------------
+    def ep_always_restart(self, vm: VM, t: int) -> int:
+        """The VMI ended after running: delete, repeats, create; sometimes the create first
+        times out in the validating webhook and the work queue retries (5 ms·2ⁿ)."""
+        rng = self.rng
+        phase = "Failed" if rng.random() < 0.8 else "Succeeded"
+        stop = "Stopping VM with VMI in phase {phase} and VM runStrategy: Always"
+        t = self.stop_and_delete(vm, t, stop, "vm.go:1005", [phase] * rng.randint(1, 4))
+        vm.restarts = 0
+        t += rng.randint(30_000, 2_000_000)
+        if rng.random() < 0.12:
+            reason, delay = esc(WEBHOOK), 5_000
             for _ in range(rng.randint(1, 3)):
-                t += rng.randint(300_000, 5_000_000)
-                o(
-                    t,
-                    "info",
-                    "Running with VMI in phase Stopping VM due to stop request and VM "
-                    "runStrategy: Manual",
-                    "vm.go:1094",
-                )
-            vm.vmi_uid = ""
-            t += rng.randint(60, 3600) * 1_000_000
-            start(
-                t,
-                "Manual",
-                "vm.go:1105",
-                "Starting VM due to start request and runStrategy: Manual",
-            )
-        elif r < 0.48:  # Halted stop
-            o(
-                t,
-                "info",
-                "Stopping VM with VMI in phase Running due to runStrategy: Halted",
-                "vm.go:1134",
-            )
-            t += rng.randint(8_000, 25_000)
-            o(
-                t,
-                "info",
-                f"Dispatching delete event for vmi {ns}/{name} with phase Running",
-                "vm.go:1685",
-            )
-            for ph in ("Running", "Succeeded", "Succeeded"):
-                t += rng.randint(100_000, 6_000_000)
-                o(
-                    t,
-                    "info",
-                    f"Stopping VM with VMI in phase {ph} due to runStrategy: Halted",
-                    "vm.go:1134",
-                )
-            vm.vmi_uid = ""
-        elif r < 0.55:  # RerunOnFailure: Failed → delete, 409, restart
-            o(
-                t,
-                "info",
-                "Stopping VM with VMI in phase Failed and VM runStrategy: RerunOnFailure",
-                "vm.go:1052",
-            )
-            t += rng.randint(8_000, 25_000)
-            o(
-                t,
-                "info",
-                f"Dispatching delete event for vmi {ns}/{name} with phase Failed",
-                "vm.go:1685",
-            )
-            t += rng.randint(2_000, 9_000)
-            reason = esc(CONFLICT.format(name=name))
-            o(t, "error", "Updating the VirtualMachine status failed.", "vm.go:453", reason)
-            requeue(t + 120, reason)
-            t += rng.randint(500_000, 8_000_000)
-            start(t, "RerunOnFailure", "vm.go:1081")
-        elif r < 0.59:  # RerunOnFailure: Succeeded → delete once, no restart
-            o(
-                t,
-                "info",
-                "Stopping VM with VMI in phase Succeeded and VM runStrategy: RerunOnFailure",
-                "vm.go:1052",
-            )
-            t += rng.randint(8_000, 25_000)
-            o(
-                t,
-                "info",
-                f"Dispatching delete event for vmi {ns}/{name} with phase Succeeded",
-                "vm.go:1685",
-            )
-            vm.vmi_uid = ""
-        elif r < 0.63:  # create collides ("already exists")
-            o(t, "info", "Starting VM due to runStrategy: Always", "vm.go:1032")
-            t += rng.randint(3_000, 20_000)
-            o(t, "info", "Failed to create VirtualMachineInstance: /", "vm.go:1336")
-            reason = esc(EXISTS.format(name=name))
-            o(t + 150, "error", "Reconciling the VirtualMachine failed.", "vm.go:448", reason)
-            requeue(t + 400, reason)
-        elif r < 0.66:  # webhook timeout on create, retried with rate-limited backoff
-            reason = esc(WEBHOOK)
-            delay = 5_000
-            for _ in range(rng.randint(1, 4)):
-                o(t, "info", "Starting VM due to runStrategy: Always", "vm.go:1032")
+                self.o(vm, t, "info", "Starting VM due to runStrategy: Always", "vm.go:1032")
                 t += 10_000_000 + rng.randint(0, 50_000)
-                o(t, "info", "Failed to create VirtualMachineInstance: /", "vm.go:1336")
-                o(t + 160, "error", "Reconciling the VirtualMachine failed.", "vm.go:448", reason)
-                requeue(t + 420, reason)
+                self.o(vm, t, "info", "Failed to create VirtualMachineInstance: /", "vm.go:1336")
+                self.o(
+                    vm,
+                    t + 160,
+                    "error",
+                    "Reconciling the VirtualMachine failed.",
+                    "vm.go:448",
+                    reason,
+                )
+                self.requeue(vm, t + 420, reason)
                 t += delay + rng.randint(1_000, 9_000)
                 delay *= 2
-            start(t, "Always", "vm.go:1032")
-        elif r < 0.80:  # status update conflict alone
-            reason = esc(CONFLICT.format(name=name))
-            o(t, "error", "Updating the VirtualMachine status failed.", "vm.go:453", reason)
-            requeue(t + 130, reason)
-        elif r < 0.90:  # VMI controller re-enqueue (no object; key in msg)
-            reason = esc(rng.choice(VMI_REASONS).format(name=name, ns=ns))
-            for _ in range(rng.randint(1, 3)):
-                push(
-                    t,
-                    L.noobj(
-                        t,
-                        "info",
-                        f"reenqueuing VirtualMachineInstance {ns}/{name}",
-                        "vmi.go:288",
-                        reason,
-                    ),
-                )
-                t += rng.randint(5_000, 400_000)
-        elif r < 0.94:  # backend storage wait (VMI object)
-            vuid = vm.vmi_uid or uid
-            push(
-                t,
-                L.obj(
-                    t,
-                    "info",
-                    "Delaying pod creation while backend storage populates.",
-                    "lifecycle.go:139",
-                    ns,
-                    name,
-                    vuid,
-                ),
+        return self.start(vm, t, "vm.go:1032")
+
+    def ep_crash_loop(self, vm: VM, t: int) -> int:
+        """The VMI failed before Running: the n-th such failure delays the next start by
+        10·n² s plus jitter, capped at 300 s (vm.go:1477-1504)."""
+        rng = self.rng
+        stop = "Stopping VM with VMI in phase {phase} and VM runStrategy: Always"
+        t = self.stop_and_delete(vm, t, stop, "vm.go:1005", ["Failed"])
+        vm.restarts += 1
+        base = min(10 * vm.restarts * vm.restarts, 300)
+        wait = min(base + rng.randint(0, base // 2), 300)
+        t += rng.randint(200_000, 3_000_000)
+        self.o(
+            vm,
+            t,
+            "info",
+            "Delaying start of VM Starting VM with 'runStrategy: Always' due to start "
+            f"failure backoff. Waiting {wait} more seconds before starting.",
+            "vm.go:1027",
+        )
+        t += wait * 1_000_000 + rng.randint(1_000, 900_000)
+        return self.start(vm, t, "vm.go:1032")
+
+    def ep_restart_request(self, vm: VM, t: int) -> int:
+        """``virtctl restart``: the restart request precedes each stop decision (vm.go:985)."""
+        rng = self.rng
+        for k, phase in enumerate(("Running", "Running", "Running", "Succeeded")):
+            msg = (
+                f"processing forced restart request for VMI with phase {phase} and VM "
+                "runStrategy: Always"
             )
-            push(
-                t + 300,
-                L.noobj(
-                    t + 300,
-                    "info",
-                    f"reenqueuing VirtualMachineInstance {ns}/{name}",
-                    "vmi.go:288",
-                    "PVC pending",
-                ),
-            )
-        elif r < 0.97:  # pod-side errors (pod object)
-            if not vm.pod:
-                vm.new_vmi(rng, t)
-            msg = rng.choice(
-                [
-                    "Patching of pod conditions failed: Timeout: request did not complete within "
-                    "requested timeout - context deadline exceeded",
-                    "failed to sync dynamic pod annotations and labels during sync: pods "
-                    f'\\"{vm.pod}\\" not found',
-                ]
-            )
-            pos = "lifecycle.go:972" if msg.startswith("Patching") else "lifecycle.go:839"
-            push(t, L.obj(t, "error", msg, pos, ns, vm.pod, vm.pod_uid))
-        else:  # memory overhead annotation warning (VMI object)
-            vuid = vm.vmi_uid or uid
-            push(
-                t,
-                L.obj(
-                    t,
-                    "warning",
-                    "Failed to parse memory overhead annotation: "
-                    'strconv.ParseInt: parsing \\"29x\\": invalid syntax',
-                    "lifecycle.go:1175",
-                    ns,
-                    name,
-                    vuid,
-                ),
-            )
+            self.o(vm, t, "info", msg, "vm.go:985")
+            stop = f"Stopping VM with VMI in phase {phase} and VM runStrategy: Always"
+            self.o(vm, t + 90, "info", stop, "vm.go:1005")
+            if k == 0:
+                t += rng.randint(8_000, 25_000)
+                delete = f"Dispatching delete event for vmi {vm.ns}/{vm.name} with phase Running"
+                self.o(vm, t, "info", delete, "vm.go:1685")
+            t += rng.randint(200_000, 4_000_000)
+        vm.vmi_uid, vm.restarts = "", 0
+        return self.start(vm, t, "vm.go:1032")
+
+    def ep_manual_stop_start(self, vm: VM, t: int) -> int:
+        """``virtctl stop`` then, up to an hour later, ``virtctl start``. The stop line swaps
+        its arguments in v1.9.0 (vm.go:1094)."""
+        rng = self.rng
+        stop = (
+            "Running with VMI in phase Stopping VM due to stop request and VM runStrategy: Manual"
+        )
+        t = self.stop_and_delete(vm, t, stop, "vm.go:1094", ["Running"] * rng.randint(2, 4))
+        t += rng.randint(60, 3600) * 1_000_000
+        decision = "Starting VM due to start request and runStrategy: Manual"
+        return self.start(vm, t, "vm.go:1105", decision)
+
+    def ep_halted_stop(self, vm: VM, t: int) -> int:
+        stop = "Stopping VM with VMI in phase {phase} due to runStrategy: Halted"
+        phases = ["Running", "Running", "Succeeded", "Succeeded"]
+        return self.stop_and_delete(vm, t, stop, "vm.go:1134", phases)
+
+    def ep_rerun_failed(self, vm: VM, t: int) -> int:
+        """RerunOnFailure recreates a Failed VMI; the status update races (409) and is
+        re-enqueued first."""
+        rng = self.rng
+        stop = "Stopping VM with VMI in phase {phase} and VM runStrategy: RerunOnFailure"
+        t = self.stop_and_delete(vm, t, stop, "vm.go:1052", ["Failed"])
+        t += rng.randint(2_000, 9_000)
+        reason = esc(CONFLICT.format(name=vm.name))
+        self.o(vm, t, "error", "Updating the VirtualMachine status failed.", "vm.go:453", reason)
+        self.requeue(vm, t + 120, reason)
+        t += rng.randint(500_000, 8_000_000)
+        return self.start(vm, t, "vm.go:1081")
+
+    def ep_rerun_succeeded(self, vm: VM, t: int) -> int:
+        """RerunOnFailure deletes a Succeeded VMI and leaves the VM stopped."""
+        stop = "Stopping VM with VMI in phase {phase} and VM runStrategy: RerunOnFailure"
+        return self.stop_and_delete(vm, t, stop, "vm.go:1052", ["Succeeded"])
+
+    def ep_collision(self, vm: VM, t: int) -> int:
+        """The injected fault: a stale informer cache hides the VMI, the controller decides to
+        start and the create collides (controllers.md §4.5)."""
+        self.o(vm, t, "info", "Starting VM due to runStrategy: Always", "vm.go:1032")
+        t += self.rng.randint(3_000, 20_000)
+        self.o(vm, t, "info", "Failed to create VirtualMachineInstance: /", "vm.go:1336")
+        reason = esc(EXISTS.format(name=vm.name))
+        self.o(vm, t + 150, "error", "Reconciling the VirtualMachine failed.", "vm.go:448", reason)
+        self.requeue(vm, t + 400, reason)
+        self.faults.append(f"{vm.ns}/{vm.name}")
+        return t + 400
+
+    # -- episodes that change nothing ----------------------------------------------------
+    def ep_status_conflict(self, vm: VM, t: int) -> int:
+        reason = esc(CONFLICT.format(name=vm.name))
+        self.o(vm, t, "error", "Updating the VirtualMachine status failed.", "vm.go:453", reason)
+        self.requeue(vm, t + 130, reason)
+        return t + 130
+
+    def ep_vmi_requeue(self, vm: VM, t: int) -> int:
+        """The VMI controller re-enqueues (no object on the line: the key is in the text)."""
+        rng = self.rng
+        reason = esc(rng.choice(VMI_REASONS).format(name=vm.name, ns=vm.ns))
+        msg = f"reenqueuing VirtualMachineInstance {vm.ns}/{vm.name}"
+        for _ in range(rng.randint(1, 3)):
+            self.push(t, self.L.noobj(t, "info", msg, "vmi.go:288", reason))
+            t += rng.randint(5_000, 400_000)
+        return t
+
+    def ep_storage_wait(self, vm: VM, t: int) -> int:
+        msg = "Delaying pod creation while backend storage populates."
+        self.push(t, self.L.obj(t, "info", msg, "lifecycle.go:139", vm.ns, vm.name, vm.vmi_uid))
+        requeue = f"reenqueuing VirtualMachineInstance {vm.ns}/{vm.name}"
+        self.push(t + 300, self.L.noobj(t + 300, "info", requeue, "vmi.go:288", "PVC pending"))
+        return t + 300
+
+    def ep_pod_error(self, vm: VM, t: int) -> int:
+        msg = self.rng.choice(
+            [
+                "Patching of pod conditions failed: Timeout: request did not complete within "
+                "requested timeout - context deadline exceeded",
+                "failed to sync dynamic pod annotations and labels during sync: pods "
+                f'\\"{vm.pod}\\" not found',
+            ]
+        )
+        pos = "lifecycle.go:972" if msg.startswith("Patching") else "lifecycle.go:839"
+        self.push(t, self.L.obj(t, "error", msg, pos, vm.ns, vm.pod, vm.pod_uid))
+        return t
+
+    def ep_overhead_warning(self, vm: VM, t: int) -> int:
+        msg = (
+            "Failed to parse memory overhead annotation: "
+            'strconv.ParseInt: parsing \\"29x\\": invalid syntax'
+        )
+        self.push(t, self.L.obj(t, "warning", msg, "lifecycle.go:1175", vm.ns, vm.name, vm.vmi_uid))
+        return t
 
     def reflector_warning(self, t: int) -> None:
         kind = self.rng.choice(
@@ -941,6 +882,8 @@ def write_objects(
             cores: 1
             sockets: 1
             threads: 1
+          firmware:
+            uuid: {vm.firmware}
           devices:
             disks:
             - disk:
@@ -996,6 +939,19 @@ def write_objects(
       uid: {vm.uid}
     resourceVersion: "{rv + 1}"
     uid: {vm.vmi_uid}
+  spec:
+    domain:
+      cpu:
+        cores: 1
+        sockets: 1
+        threads: 1
+      firmware:
+        uuid: {vm.firmware}
+      memory:
+        guest: 1Gi
+      resources:
+        requests:
+          memory: 1Gi
   status:
     nodeName: node-{vm.i % 40:02d}
     phase: Running
@@ -1036,7 +992,7 @@ items:
 {tail}"""
     _write_json_list(objdir / "leases.json", lease)
     return [
-        {"kind": "VirtualMachine", "file": "objects/virtualmachines.json", "count": NVMS},
+        {"kind": "VirtualMachine", "file": "objects/virtualmachines.json", "count": len(sim.vms)},
         {
             "kind": "VirtualMachineInstance",
             "file": "objects/virtualmachineinstances.json",
@@ -1061,6 +1017,14 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=20261128)
     ap.add_argument("--out", type=Path, default=HERE / "out")
     ap.add_argument("--no-objects", action="store_true", help="logs only (no objects/)")
+    ap.add_argument(
+        "--fault-every",
+        type=int,
+        default=FAULT_EVERY,
+        help=f"inject one stale-cache collision per N episodes (default {FAULT_EVERY})",
+    )
+    ap.add_argument("--vms", type=int, default=NVMS, help=f"how many VMs (default {NVMS})")
+    ap.add_argument("--faults-file", type=Path, help="write the faulty VMs' ns/name here")
     args = ap.parse_args()
     size = parse_size(args.size)
     out: Path = args.out
@@ -1069,7 +1033,7 @@ def main() -> int:
             p.unlink()
     out.mkdir(parents=True, exist_ok=True)
     t_start = time.monotonic()
-    sim = Sim(args.seed, size, out)
+    sim = Sim(args.seed, size, out, args.fault_every, args.vms)
     info = sim.run()
     collected: list[dict[str, object]] = []
     if not args.no_objects:
@@ -1111,6 +1075,14 @@ def main() -> int:
     print(
         f"wrote {total / (1 << 20):.1f} MiB of logs ({nlines:,} lines) in {dt:.1f} s "
         f"({total / (1 << 20) / max(dt, 1e-9):.0f} MiB/s) to {out}",
+        file=sys.stderr,
+    )
+    if args.faults_file:
+        args.faults_file.write_text("".join(f"{vm}\n" for vm in sim.faults))
+    print(
+        f"  {len(sim.faults)} injected stale-cache collisions (KV-EX-01): "
+        + ", ".join(sim.faults[:5])
+        + (" …" if len(sim.faults) > 5 else ""),
         file=sys.stderr,
     )
     for _pod, _inst, f in info["files"]:  # type: ignore[attr-defined]
