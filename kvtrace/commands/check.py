@@ -21,8 +21,13 @@ FORMATS = ["table", "json", "yaml", "csv", "html", "perfetto"]
 
 
 @click.command("check")
-@click.argument("vm", metavar="[NAMESPACE/VM]", required=False)
-@click.option("-n", "--namespace", help="Only VMs in this namespace (default: default).")
+@click.argument("vm", metavar="[[NAMESPACE/]VM]", required=False)
+@click.option(
+    "-n",
+    "--namespace",
+    help="Only VMs in this namespace; with a bare VM, its namespace (default: default; live, "
+    "the context's).",
+)
 @click.option("-A", "--all-namespaces", is_flag=True, help="VMs in every namespace.")
 @click.option(
     "--fail-on",

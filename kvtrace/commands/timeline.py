@@ -46,7 +46,7 @@ def emit(text: str, output_file: str | None) -> None:
 
 
 @click.command("timeline")
-@click.argument("vm", metavar="NAMESPACE/VM")
+@click.argument("vm", metavar="[NAMESPACE/]VM")
 @evidence_options
 @window_options
 @output_option(FORMATS)
@@ -68,7 +68,9 @@ def timeline_command(
     kubevirt_version: str | None,
     cluster: ClusterSettings,
 ) -> None:
-    """Show the reconcile timeline of one VirtualMachine, every row pointing at its evidence."""
+    """Show the reconcile timeline of one VirtualMachine, every row pointing at its evidence.
+
+    A bare VM name is in namespace default; live, in the context's (or the pod's) namespace."""
     from kvtrace.model.engine import assess
     from kvtrace.model.version import detect
     from kvtrace.timeline import build_timeline
