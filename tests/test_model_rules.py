@@ -172,6 +172,53 @@ def test_ex01_no_duplicate_create():
     assert statuses(ok, "KV-EX-01") == {"explained"}
 
 
+def test_rc04_limiter_delays_are_the_work_queue_defaults():
+    """controllers.md §5.2: 5 ms·2^(n-1), 1.28 s at n=9, 655.36 s at n=18, then 1000 s."""
+    from kvtrace.model.rules_reconcile import limiter_delay
+
+    assert [limiter_delay(n) for n in (1, 2, 3, 9, 18)] == [0.005, 0.01, 0.02, 1.28, 655.36]
+    assert limiter_delay(19) == limiter_delay(64) == limiter_delay(10_000) == 1000.0
+
+
+def failing_chain(retries_after: list[float]) -> Scenario:
+    """A VM whose start keeps failing in the webhook: each attempt is re-enqueued, and the next
+    attempt comes ``retries_after[k]`` seconds after the k-th re-enqueue."""
+    s = restart()
+    reason = "Failure while starting VMI: Internal error occurred: failed calling webhook"
+    t = 300.0
+    for gap in [*retries_after, None]:
+        s.start(at(t))
+        s.vm_line(at(t + 0.01), "Failed to create VirtualMachineInstance: /", "vm.go:1336")
+        s.vm_line(
+            at(t + 0.0102),
+            "Reconciling the VirtualMachine failed.",
+            "vm.go:448",
+            level="error",
+            reason=reason,
+        )
+        s.requeue(at(t + 0.0104), reason)
+        if gap is not None:
+            t += 0.0104 + gap
+    return s
+
+
+def retry_whys(assessment) -> list[str]:
+    return [v.why for v in assessment.verdicts if v.rule == "KV-RC-04" and "retried" in v.why]
+
+
+def test_rc04_retries_are_explained_by_the_limiter_or_by_an_informer_event():
+    _, paced = failing_chain([0.006, 0.011, 0.021]).assess()
+    assert retry_whys(paced) == [
+        "retried 0.006s after failure #1: the work queue waits 0.005s",
+        "retried 0.011s after failure #2: the work queue waits 0.01s",
+        "retried 0.021s after failure #3: the work queue waits 0.02s",
+    ]
+    _, early = failing_chain([0.006, 0.002]).assess()
+    whys = retry_whys(early)
+    assert len(whys) == 2 and "before the limiter's 0.01s: an informer event" in whys[1]
+    assert "violation" not in statuses(early, "KV-RC-04")
+
+
 def failed_create(reason: str | None) -> Scenario:
     """A restart whose first create attempt fails (vm.go:1336, then 448 and 348 when a reason
     is logged), retried successfully by the work queue."""

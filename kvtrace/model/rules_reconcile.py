@@ -163,3 +163,46 @@ def failure_ends_in_requeue(facts: Facts) -> Iterator[Finding]:
             yield unverifiable("the log ends right after the failure", i)
         else:
             yield violated("a failed reconcile with no re-enqueuing line", i)
+    yield from _retries(facts)
+
+
+LIMITER_BASE = 0.005  # seconds; workqueue per-key exponential limiter (controllers.md §5.2)
+LIMITER_CAP = 1000.0
+TIMER_SLACK = 0.001  # the queue's delaying timer and the log's µs stamps
+
+
+def limiter_delay(failures: int) -> float:
+    """The per-key delay before retry ``failures`` (≥ 1): ``5 ms·2^(n-1)``, at most 1000 s
+    (``DefaultTypedControllerRateLimiter``, vm.go:153-156; the 10 qps bucket only adds)."""
+    return LIMITER_CAP if failures > 30 else min(LIMITER_BASE * 2 ** (failures - 1), LIMITER_CAP)
+
+
+def _retries(facts: Facts) -> Iterator[Finding]:
+    """Explain when a re-enqueued VM key came back: the n-th consecutive failure waits
+    ``limiter_delay(n)``; sooner means an informer event re-added the key (plain ``Add`` bypasses
+    the limiter) or a reconcile that printed nothing succeeded and reset the count (vm.go:352).
+    Each replica's queue counts on its own."""
+    failed: dict[str, tuple[int, int]] = {}  # replica → (consecutive failures, requeue row)
+    for reconcile in facts.reconciles:
+        rows = [i for i in reconcile.rows if (facts.rows[i].pos or "").startswith("vm.go:")]
+        if not rows:
+            continue
+        before = failed.pop(reconcile.replica, None)
+        if before is not None:
+            yield _retry(facts, *before, rows[0])
+        if facts.rows[rows[-1]].message_id == "vm.requeue":
+            failed[reconcile.replica] = ((before[0] if before else 0) + 1, rows[-1])
+
+
+def _retry(facts: Facts, failures: int, requeued: int, retried: int) -> Finding:
+    a, b = facts.rows[requeued].time, facts.rows[retried].time
+    gap = (b.at - a.at).total_seconds() if a and b else 0.0
+    delay = limiter_delay(failures)
+    if gap + TIMER_SLACK >= delay:
+        why = f"retried {gap:.3f}s after failure #{failures}: the work queue waits {delay:g}s"
+    else:
+        why = (
+            f"retried {gap:.3f}s after failure #{failures}, before the limiter's {delay:g}s: an "
+            "informer event re-added the key, or a silent success reset the count"
+        )
+    return explained(why, requeued, retried)
