@@ -70,6 +70,7 @@ def main() -> int:
     warm([data])
     size = data.stat().st_size / (1 << 20)
     kv, env = kvtrace_argv(args.kvtrace)
+    floor = [sys.executable, str(Path(__file__).resolve().parent / "python_floor.py")]
     results = [
         measure(
             "kvtrace check",
@@ -78,13 +79,8 @@ def main() -> int:
             env,
             (0, 3),
         ),
-        measure(
-            "python floor",
-            [sys.executable, str(Path(__file__).resolve().parent / "python_floor.py"), str(data)],
-            args.repeat,
-            None,
-            (0,),
-        ),
+        measure("python floor", [*floor, str(data)], args.repeat, None, (0,)),
+        measure("python rows", [*floor, "--rows", str(data)], args.repeat, None, (0,)),
         measure(
             "polars",
             [sys.executable, "-c", f"import polars; polars.read_ndjson({str(data)!r})"],
@@ -100,9 +96,9 @@ def main() -> int:
     for r in results:
         timing = f"{fmt(r.best, '9.2f')}{fmt(r.median, '10.2f')}{fmt(r.peak_mib, '14.1f')}"
         print(f"{r.name:<16}{timing}  {r.error or ''}")
-    kvtrace, floor, polars = results
+    kvtrace, decoded, lean, polars = results
     print()
-    for a, b in ((kvtrace, polars), (floor, polars), (kvtrace, floor)):
+    for a, b in ((kvtrace, polars), (decoded, polars), (lean, polars), (kvtrace, lean)):
         if a.best and b.best:
             pair = f"{a.name} / {b.name}"
             print(f"{pair:<32}{a.best / b.best:6.2f}x (wall, best of {args.repeat})")
