@@ -207,3 +207,25 @@ def test_not_found_error_names_refused_archive_members(capsys, tmp_path):
     assert "1 file(s) in the evidence were skipped:" in err
     assert "../../etc/evil: '..' in name refused" in err
     assert not (tmp_path.parent.parent / "etc" / "evil").exists()
+
+
+def test_model_summary_lists_every_violation_first_and_caps_repeated_open_questions():
+    from kvtrace.model.engine import Assessment
+    from kvtrace.model.verdicts import Verdict
+    from kvtrace.render.verdict_shape import UNVERIFIABLE_SHOWN, model_lines
+
+    asked = [Verdict("KV-BO-01", "error", "unverifiable", f"question {k}", (k,)) for k in range(7)]
+    broken = [Verdict("KV-RC-03", "error", "violation", f"broken {k}", (20 + k,)) for k in range(5)]
+    other = [Verdict("KV-PH-01", "error", "unverifiable", "no phases", ())]
+    lines = model_lines(Assessment([*asked, *broken, *other]))
+    assert lines[0].endswith("0 explained, 5 violations, 8 unverifiable")
+    assert [line.split(": ", 1)[1] for line in lines[1:6]] == [
+        f"broken {k} [rows {21 + k}]" for k in range(5)
+    ]
+    assert lines[6 : 6 + UNVERIFIABLE_SHOWN] == [
+        f"  ? KV-BO-01 (error): question {k} [rows {k + 1}]" for k in range(UNVERIFIABLE_SHOWN)
+    ]
+    assert lines[6 + UNVERIFIABLE_SHOWN :] == [
+        f"  ? KV-BO-01: {7 - UNVERIFIABLE_SHOWN} more like these (-o json lists every one)",
+        "  ? KV-PH-01 (error): no phases",
+    ]

@@ -6,7 +6,9 @@ from typing import Any
 
 from kvtrace.model.engine import Assessment
 from kvtrace.model.rules import ENCODED_VERSION
-from kvtrace.model.verdicts import EXPLAINED, Verdict
+from kvtrace.model.verdicts import EXPLAINED, VIOLATION, Verdict
+
+UNVERIFIABLE_SHOWN = 3
 
 
 def verdict_data(verdict: Verdict) -> dict[str, Any]:
@@ -35,16 +37,26 @@ def model_status(assessment: Assessment) -> dict[str, Any]:
 
 
 def model_lines(assessment: Assessment) -> list[str]:
+    """The model's counts, then every violation, then the open questions: at most
+    ``UNVERIFIABLE_SHOWN`` per rule (a long history repeats the same one; JSON keeps all)."""
     counts = assessment.counts()
     lines = [
         f"model (KubeVirt {ENCODED_VERSION}): {counts.get('explained', 0)} explained, "
         f"{counts.get('violation', 0)} violations, {counts.get('unverifiable', 0)} unverifiable"
     ]
-    for verdict in assessment.verdicts:
-        if verdict.status != EXPLAINED:
-            rows = ", ".join(str(r + 1) for r in verdict.rows)
-            where = f" [rows {rows}]" if rows else ""
-            lines.append(
-                f"  {verdict.mark} {verdict.rule} ({verdict.severity}): {verdict.why}{where}"
-            )
+    lines += [_line(v) for v in assessment.verdicts if v.status == VIOLATION]
+    open_questions: dict[str, list[Verdict]] = {}
+    for verdict in assessment.unverifiable():
+        open_questions.setdefault(verdict.rule, []).append(verdict)
+    for rule, verdicts in open_questions.items():
+        lines += [_line(v) for v in verdicts[:UNVERIFIABLE_SHOWN]]
+        if len(verdicts) > UNVERIFIABLE_SHOWN:
+            more = len(verdicts) - UNVERIFIABLE_SHOWN
+            lines.append(f"  ? {rule}: {more} more like these (-o json lists every one)")
     return lines
+
+
+def _line(verdict: Verdict) -> str:
+    rows = ", ".join(str(r + 1) for r in verdict.rows)
+    where = f" [rows {rows}]" if rows else ""
+    return f"  {verdict.mark} {verdict.rule} ({verdict.severity}): {verdict.why}{where}"
