@@ -104,3 +104,12 @@ def test_kubevirt_namespace_flag_overrides_detection(capsys):
     )
     assert code == 3
     assert "Lock:         none found in other" in out
+
+
+def test_a_gap_table_cell_names_five_objects_and_counts_the_rest():
+    from kvtrace.render.leader_shape import _first
+
+    names = [f"default/vm-{k:02d}" for k in range(8)]
+    assert _first(names) == ", ".join(names[:5]) + " and 3 more"
+    assert _first(names[:5]) == ", ".join(names[:5])
+    assert _first([]) == "-"

@@ -212,8 +212,15 @@ def _gap_row(gap: Gap) -> list[str]:
         gap.before.replica if gap.before else "none by capture",
         str(len(gap.in_gap)),
         str(len(gap.caught_up)),
-        ", ".join(_targets(gap.caught_up)) or "-",
+        _first(_targets(gap.caught_up)),
     ]
+
+
+def _first(names: list[str], shown: int = 5) -> str:
+    """A table cell: the first few names and how many more (``-o json`` has them all)."""
+    if len(names) <= shown:
+        return ", ".join(names) or "-"
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
 
 
 def _targets(actions: Iterable[Action]) -> list[str]:
