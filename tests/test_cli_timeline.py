@@ -229,3 +229,19 @@ def test_model_summary_lists_every_violation_first_and_caps_repeated_open_questi
         f"  ? KV-BO-01: {7 - UNVERIFIABLE_SHOWN} more like these (-o json lists every one)",
         "  ? KV-PH-01 (error): no phases",
     ]
+
+
+def test_headline_counts_a_long_list_of_incarnations():
+    from kvtrace.render.timeline_shape import summary_lines
+    from tests.scenario import Scenario, at, uid_for
+
+    def headline(count: int) -> str:
+        s = Scenario("Always")
+        for k in range(count):
+            s.vmi(uid_for("vmi", k), at(100 * k), [("Pending", at(100 * k))])
+        return summary_lines(s.timeline())[0]
+
+    assert f"VMI incarnations: {uid_for('vmi', 0)[:8]}, " in headline(6)
+    long = headline(9)
+    first, last = uid_for("vmi", 0)[:8], uid_for("vmi", 8)[:8]
+    assert f"VMI incarnations: 9 ({first}, " in long and f" … {last}) ·" in long

@@ -191,7 +191,10 @@ def summary_lines(timeline: Timeline, assessment: Assessment | None = None) -> l
 
 def _headline(timeline: Timeline) -> str:
     scanned = sum(s.lines for s in timeline.sources)
-    incarnations = ", ".join(short_uid(u) for u in timeline.incarnations) or "none"
+    uids = [short_uid(u) for u in timeline.incarnations]
+    incarnations = ", ".join(uids) or "none"
+    if len(uids) > 6:  # a long history: the first ones, the last one, and the count
+        incarnations = f"{len(uids)} ({', '.join(uids[:3])} … {uids[-1]})"
     return (
         f"{len(timeline.rows)} rows for {timeline.namespace}/{timeline.name} · VMI incarnations: "
         f"{incarnations} · {len(timeline.sources)} log source(s), {scanned} lines scanned · "
