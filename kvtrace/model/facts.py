@@ -119,6 +119,16 @@ class Facts:
     def reconcile_of(self, index: int) -> Reconcile | None:
         return self._reconcile_at.get(index)
 
+    def next_in_reconcile(self, index: int, message_id: str) -> int | None:
+        """The first later row of ``index``'s reconcile carrying ``message_id``."""
+        reconcile = self.reconcile_of(index)
+        rows = reconcile.rows if reconcile else []
+        return next((j for j in rows if j > index and self.rows[j].message_id == message_id), None)
+
+    def seconds(self, a: int, b: int) -> float:
+        """From row ``a`` to row ``b`` (0 when either has no time)."""
+        return _gap(self.rows[a], self.rows[b])
+
 
 def is_action(row: TimelineRow) -> bool:
     return row.origin == "log" and row.category in ACTION_CATEGORIES

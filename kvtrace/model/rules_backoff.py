@@ -38,7 +38,7 @@ def start_failure_backoff(facts: Facts) -> Iterator[Finding]:
             streak = 0
             yield explained("the VMI had reached Running: no start-failure backoff", stop, start)
             continue
-        waited = _seconds(facts, stop, start)
+        waited = facts.seconds(stop, start)
         if ran is None:
             yield from _unknown_run(facts, stop, start, waited)
             continue
@@ -95,11 +95,6 @@ def _reached_running(facts: Facts, uid: str | None) -> bool | None:
     return "Running" in inc.phases
 
 
-def _seconds(facts: Facts, a: int, b: int) -> float:
-    ta, tb = facts.rows[a].time, facts.rows[b].time
-    return (tb.at - ta.at).total_seconds() if ta and tb else 0.0
-
-
 def backoff_wait_honoured(facts: Facts) -> Iterator[Finding]:
     for delay in facts.by_message("vm.backoff"):
         seconds = int(facts.rows[delay].arg("seconds") or 0)
@@ -108,9 +103,9 @@ def backoff_wait_honoured(facts: Facts) -> Iterator[Finding]:
             yield violated(f"a wait of {seconds}s exceeds the 300s cap", delay)
         elif later is None:
             yield explained(f"start deferred {seconds}s", delay)
-        elif _seconds(facts, delay, later) + TOLERANCE < seconds:
+        elif facts.seconds(delay, later) + TOLERANCE < seconds:
             yield violated(
-                f"started {_seconds(facts, delay, later):.1f}s after being told to wait {seconds}s",
+                f"started {facts.seconds(delay, later):.1f}s after being told to wait {seconds}s",
                 delay,
                 later,
             )

@@ -113,7 +113,7 @@ def _failed_creates(facts: Facts) -> Iterator[Finding]:
     """
     reported: set[int] = set()
     for i in facts.by_message("vm.revision-failed", "vm.create-failed"):
-        failure = _reconcile_failure(facts, i)
+        failure = facts.next_in_reconcile(i, "vm.reconcile-failed")
         reason = facts.rows[i].reason or (facts.rows[failure].reason if failure else "") or ""
         rows = (i,) if failure is None else (i, failure)
         reported.update(rows)
@@ -131,15 +131,6 @@ def _failed_creates(facts: Facts) -> Iterator[Finding]:
             yield violated("reconcile failed on an already existing VMI or revision", i)
 
 
-def _reconcile_failure(facts: Facts, index: int) -> int | None:
-    """The ``Reconciling the VirtualMachine failed.`` line closing this row's reconcile."""
-    reconcile = facts.reconcile_of(index)
-    rows = reconcile.rows if reconcile else []
-    return next(
-        (j for j in rows if j > index and facts.rows[j].message_id == "vm.reconcile-failed"), None
-    )
-
-
 def _alive(facts: Facts, uid: str | None) -> bool:
     """The VMI is in the evidence without a deletionTimestamp: it outlived every later line."""
     inc = facts.incarnation(uid)
@@ -151,14 +142,9 @@ def _alive(facts: Facts, uid: str | None) -> bool:
 def failure_ends_in_requeue(facts: Facts) -> Iterator[Finding]:
     """``Execute`` logs ``re-enqueuing`` after every failed reconcile (vm.go:336-355)."""
     for i in facts.by_message("vm.reconcile-failed", "vm.status-failed"):
-        reconcile = facts.reconcile_of(i)
-        after = [
-            j
-            for j in (reconcile.rows if reconcile else [])
-            if j > i and facts.rows[j].message_id == "vm.requeue"
-        ]
-        if after:
-            yield explained("the failed reconcile was re-enqueued with backoff", i, after[0])
+        requeue = facts.next_in_reconcile(i, "vm.requeue")
+        if requeue is not None:
+            yield explained("the failed reconcile was re-enqueued with backoff", i, requeue)
         elif i == max(facts.actions(), default=-1):
             yield unverifiable("the log ends right after the failure", i)
         else:
@@ -195,8 +181,7 @@ def _retries(facts: Facts) -> Iterator[Finding]:
 
 
 def _retry(facts: Facts, failures: int, requeued: int, retried: int) -> Finding:
-    a, b = facts.rows[requeued].time, facts.rows[retried].time
-    gap = (b.at - a.at).total_seconds() if a and b else 0.0
+    gap = facts.seconds(requeued, retried)
     delay = limiter_delay(failures)
     if gap + TIMER_SLACK >= delay:
         why = f"retried {gap:.3f}s after failure #{failures}: the work queue waits {delay:g}s"

@@ -127,13 +127,14 @@ def firmware_uuid(facts: Facts) -> Iterator[Finding]:
     template = _firmware(vm.body.get("spec", {}).get("template", {}).get("spec", {}))
     for inc in _vmis(facts):
         assert inc.vmi is not None
+        if not isinstance((inc.vmi.body.get("spec") or {}).get("domain"), dict):
+            yield unverifiable("the VMI object has no spec.domain: its firmware UUID is unknown")
+            continue
         actual = _firmware(inc.vmi.body.get("spec", {}))
         expected = template or legacy_firmware_uuid(vm.name)
         source = "the VM template" if template else "the legacy uuid5 of the VM name"
         rows = _row_of(facts, inc)
-        if not isinstance((inc.vmi.body.get("spec") or {}).get("domain"), dict):
-            yield unverifiable("the VMI object has no spec.domain: its firmware UUID is unknown")
-        elif actual == expected:
+        if actual == expected:
             yield explained(f"firmware UUID {actual} comes from {source}", *rows)
         else:
             yield violated(f"firmware UUID {actual} differs from {source} ({expected})", *rows)

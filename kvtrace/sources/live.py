@@ -100,12 +100,7 @@ class Connection:
         self.context = context
         self.default_namespace = namespace
         self.server = _server_name(str(configuration.host))
-        # what a 401 asks the user to fix
-        self.credentials = (
-            "check the pod's service account token (mounted, not expired)"
-            if in_cluster
-            else "log in again or check the user in the kubeconfig"
-        )
+        self.in_cluster = in_cluster  # credentials from the pod's service account
 
     def send(self, method: str, path: str, query: Sequence[tuple[str, str]] = ()) -> RawResponse:
         """The one place a request leaves kvtrace. GET only, refused paths never sent."""

@@ -178,7 +178,7 @@ class ApiReader:
                 continue
             if 200 <= response.status < 300:
                 return response
-            error = _error_of(response, path, self.connection.credentials)
+            error = _error_of(response, path, self.connection.in_cluster)
             if response.status not in _RETRY_STATUSES or last:
                 raise _final(error, attempt + 1)
             _sleep(self._delay(response, attempt))
@@ -215,14 +215,18 @@ class ApiReader:
         return self.policy.backoff(attempt)
 
 
-def _error_of(response: RawResponse, path: str, credentials: str) -> ApiError:
+def _error_of(response: RawResponse, path: str, in_cluster: bool) -> ApiError:
     """The error a non-2xx answer means; 401 stops everything (no other request can work)."""
     body = response.error_body()
     response.close()
     if response.status == 401:
         raise ClusterError(
             f"the API server rejected the credentials (401 Unauthorized) for GET {path}; "
-            f"{credentials}"
+            + (
+                "check the pod's service account token (mounted, not expired)"
+                if in_cluster
+                else "log in again or check the user in the kubeconfig"
+            )
         )
     return ApiError(response.status, path, _status_message(body))
 
