@@ -14,9 +14,9 @@ from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from kvtrace.evidence import POD, REVISION, VM, VMI, Evidence, KubeObject, LogStream
 from kvtrace.model.engine import Assessment, assess
-from kvtrace.sources.model import POD, REVISION, VM, VMI, Evidence, KubeObject, LogStream
-from kvtrace.timeline import Timeline, build_timeline
+from kvtrace.timeline.build import Timeline, build_timeline
 from parsers.records import SourceInfo
 
 T0 = datetime(2026, 11, 28, 0, 0, 0, tzinfo=timezone.utc)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvtrace import catalog
+from kvtrace.timeline import catalog
 
 EXAMPLES = [
     (

@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from kvtrace.check import Selection, run_check
+from kvtrace.check.run import Selection, run_check
 from kvtrace.model.engine import assess
 from kvtrace.sources.bundle import open_bundle
-from kvtrace.timeline import build_timeline
+from kvtrace.timeline.build import build_timeline
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
 
@@ -113,7 +113,7 @@ def test_check_and_timeline_give_the_same_verdicts():
 def test_partitioned_check_equals_the_in_process_check(monkeypatch):
     """Large log sets are split into per-VM buckets checked by worker processes; the result must
     not depend on that."""
-    import kvtrace.check as check
+    import kvtrace.check.run as check
 
     def summary(report):
         def findings(vm):
@@ -132,7 +132,7 @@ def test_partitioned_check_equals_the_in_process_check(monkeypatch):
 
 
 def test_table_lists_at_most_fifty_violations_and_says_how_many_more():
-    from kvtrace.check import CheckReport, VMCheck
+    from kvtrace.check.run import CheckReport, VMCheck
     from kvtrace.model.engine import Assessment
     from kvtrace.model.verdicts import Verdict
     from kvtrace.render.check_shape import violation_lines

@@ -7,8 +7,8 @@ from __future__ import annotations
 import io
 from datetime import datetime, timezone
 
-from kvtrace.leader_status import leader_history, read_leader_lines
-from kvtrace.sources.model import Evidence, LogStream
+from kvtrace.evidence import Evidence, LogStream
+from kvtrace.leader.status import leader_history, read_leader_lines
 from parsers.records import SourceInfo
 
 POD = "virt-controller-6f8b9c7d54-aaaaa"

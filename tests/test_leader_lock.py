@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from kvtrace.leader import Action, Epoch, action_overlaps, leader_gaps
-from kvtrace.leader_status import (
+from kvtrace.evidence import ENDPOINTS, LEASE, POD, Evidence, KubeObject
+from kvtrace.leader.status import (
     ABSENT,
     EXPIRED,
     HEALTHY,
@@ -20,8 +20,8 @@ from kvtrace.leader_status import (
     leader_status,
     read_endpoints_lock,
 )
-from kvtrace.rows import Provenance, TimelineRow
-from kvtrace.sources.model import ENDPOINTS, LEASE, POD, Evidence, KubeObject
+from kvtrace.model.leader_epochs import Action, Epoch, action_overlaps, leader_gaps
+from kvtrace.timeline.rows import Provenance, TimelineRow
 from parsers.records import Timestamp
 
 T0 = datetime(2026, 11, 28, tzinfo=timezone.utc)

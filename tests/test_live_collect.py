@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from kvtrace.collect_progress import Progress
-from kvtrace.sources import live_api
+from kvtrace.sources.live import api as live_api
+from kvtrace.sources.live.progress import Progress
 from tests.apiserver import ApiServer, load_roles
 from tests.apiserver.fixture import RBAC, SOURCE, apiserver, bundle_files, kvtrace, waits
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kvtrace.sources import live_api
 from kvtrace.sources.bundle import open_bundle
+from kvtrace.sources.live import api as live_api
 from tests.apiserver.fixture import ROOT, SOURCE, apiserver, bundle_files, kvtrace, waits
 
 __all__ = ["apiserver", "waits"]
@@ -197,7 +197,7 @@ def test_410_on_every_continue_gives_up_after_three_restarts(
 def test_interrupted_collect_leaves_nothing_under_the_final_name(
     apiserver, tmp_path, capsys, monkeypatch
 ):
-    from kvtrace.collect_progress import Progress
+    from kvtrace.sources.live.progress import Progress
 
     def interrupt(self: Progress, count: int) -> None:
         raise KeyboardInterrupt

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kubernetes.config import incluster_config
 
-from kvtrace.sources import live
+from kvtrace.sources.live import client as live
 from tests.apiserver import ApiServer
 from tests.apiserver.fixture import SOURCE, apiserver, kvtrace
 

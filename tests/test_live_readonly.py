@@ -12,8 +12,8 @@ import urllib.request
 
 import pytest
 
-from kvtrace.sources.live import connect
-from kvtrace.sources.live_settings import ClusterSettings, ReadOnlyViolation
+from kvtrace.sources.live.client import connect
+from kvtrace.sources.live.settings import ClusterSettings, ReadOnlyViolation
 from tests.apiserver.fixture import ROOT, SOURCE, apiserver, bundle_files, kvtrace
 
 __all__ = ["apiserver"]

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from kvtrace.check import Selection, run_check
+from kvtrace.check.run import Selection, run_check
 from kvtrace.model.engine import assess
 from kvtrace.render.html_axis import build_axis
 from kvtrace.render.html_check import render_html_check, shape_check_page, with_timelines
@@ -17,7 +17,7 @@ from kvtrace.render.html_page import asset, embed_json
 from kvtrace.render.html_timeline import render_html_timeline, shape_html_timeline
 from kvtrace.render.timeline_shape import items
 from kvtrace.sources.bundle import open_bundle
-from kvtrace.timeline import build_timeline
+from kvtrace.timeline.build import build_timeline
 from tests.conftest import SAMPLES, Golden
 from tests.scenario import LEADER, Scenario, at, uid_for
 

@@ -7,12 +7,12 @@ from collections import defaultdict
 
 import pytest
 
-from kvtrace.check import Selection, run_check
+from kvtrace.check.run import Selection, run_check
 from kvtrace.model.engine import assess
 from kvtrace.render.html_check import with_timelines
 from kvtrace.render.perfetto import render_perfetto
 from kvtrace.sources.bundle import open_bundle
-from kvtrace.timeline import build_timeline
+from kvtrace.timeline.build import build_timeline
 from tests.conftest import SAMPLES
 
 BUNDLES = sorted(p.name for p in SAMPLES.iterdir() if (p / "README.md").exists())

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import orjson
 
+from kvtrace.evidence import EVENT, NODE, POD, VM
 from kvtrace.sources.bundle import open_bundle
-from kvtrace.sources.model import EVENT, NODE, POD, VM
 
 LOGS = (
     "==== START logs for container compute of pod shop-prod/virt-launcher-pg-main-x7k2d ====\n"

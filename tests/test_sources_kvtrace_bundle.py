@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 from kvtrace.errors import InputError
+from kvtrace.evidence import LEASE, VM, VMI
 from kvtrace.sources.bundle import open_bundle
-from kvtrace.sources.model import LEASE, VM, VMI
 
 POD = "virt-controller-7c9d5b6f4-h2xqm"
 LOG = f"logs/kubevirt/{POD}/virt-controller/current.log"

@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 import pytest
 
+from kvtrace.evidence import POD, REVISION, VM, VMI, Evidence
 from kvtrace.sources.bundle import open_bundle
-from kvtrace.sources.model import POD, REVISION, VM, VMI, Evidence
 
 NS, INSTALL = "shop-prod", "kubevirt"
 VMI_UID = "afde60bc-ef93-48b9-bf25-b4ca5b005407"

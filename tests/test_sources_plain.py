@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvtrace.errors import InputError
+from kvtrace.evidence import EVENT, POD, VMI
 from kvtrace.sources.bundle import NO_OBJECTS, open_bundle, open_logs
 from kvtrace.sources.layouts.plain import sniff
-from kvtrace.sources.model import EVENT, POD, VMI
 from kvtrace.sources.objects import NO_UID
 
 VMI_PASTE = """user@bastion:~$ oc get vmi pg-main -o yaml

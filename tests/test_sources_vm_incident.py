@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from kvtrace.evidence import EVENT, VM, VMI
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.sources.events_table import EVENTS_TABLE
-from kvtrace.sources.model import EVENT, VM, VMI
 
 NS = "shop-prod"
 LAUNCHER = "virt-launcher-pg-main-x7k2d"

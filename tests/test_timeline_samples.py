@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from kvtrace.commands.timeline import render
+from kvtrace.evidence import VM
 from kvtrace.model.engine import assess
 from kvtrace.sources.bundle import open_bundle
-from kvtrace.sources.model import VM
-from kvtrace.timeline import build_timeline
+from kvtrace.timeline.build import build_timeline
 from tests.conftest import ROOT, SAMPLES, Golden
 
 

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kvtrace.commands.options import evidence_options, live_options, output_option, split_key
 from kvtrace.commands.timeline import emit
 from kvtrace.errors import EXIT_FINDINGS, UsageError
 from kvtrace.model.verdicts import SEVERITIES
-from kvtrace.options import evidence_options, live_options, output_option, split_key
-from kvtrace.pipeline import live_namespace, open_evidence
-from kvtrace.sources.live_settings import ClusterSettings, CollectScope
+from kvtrace.sources.live.settings import ClusterSettings, CollectScope
+from kvtrace.sources.opener import live_namespace, open_evidence
 
 if TYPE_CHECKING:
-    from kvtrace.check import CheckReport, Selection
+    from kvtrace.check.run import CheckReport, Selection
 
 FORMATS = ["table", "json", "yaml", "csv", "html", "perfetto"]
 
@@ -64,7 +64,7 @@ def check_command(
     cluster: ClusterSettings,
 ) -> None:
     """Check every step of each VM's timeline against the built-in model of virt-controller."""
-    from kvtrace.check import run_check
+    from kvtrace.check.run import run_check
 
     if not (namespace or all_namespaces) and not (vm and "/" in vm):
         namespace = live_namespace(bundle, logs, cluster)  # live: the context's namespace
@@ -77,7 +77,7 @@ def check_command(
 
 
 def _selection(vm: str | None, namespace: str | None, all_namespaces: bool) -> Selection:
-    from kvtrace.check import Selection
+    from kvtrace.check.run import Selection
 
     if vm and (("/" in vm and namespace) or all_namespaces):
         raise UsageError("give NAMESPACE/VM, or -n NAMESPACE, or -A — not several")

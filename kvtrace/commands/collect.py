@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
+from kvtrace.commands.options import live_options
 from kvtrace.errors import EXIT_FINDINGS
-from kvtrace.options import live_options
-from kvtrace.sources.live_settings import ClusterSettings
+from kvtrace.sources.live.settings import ClusterSettings
 
 
 @click.command("collect")
@@ -46,7 +46,7 @@ def collect_command(
     Exit 0: complete; 3: written, but something was not collected (see the manifest's
     missing[]); 1: nothing written (cluster unreachable, credentials rejected, interrupted).
     """
-    from kvtrace.collect_run import collect_to, missing_lines, scope_from_flags, summary_lines
+    from kvtrace.sources.live.run import collect_to, missing_lines, scope_from_flags, summary_lines
 
     scope = scope_from_flags(namespace, all_namespaces, vms, since)
     published = collect_to(Path(output), cluster, scope)

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kvtrace.commands.options import evidence_options, live_options, output_option
 from kvtrace.errors import EXIT_FINDINGS
-from kvtrace.options import evidence_options, live_options, output_option
-from kvtrace.pipeline import open_evidence
-from kvtrace.sources.live_settings import ClusterSettings, CollectScope
+from kvtrace.sources.live.settings import ClusterSettings, CollectScope
+from kvtrace.sources.opener import open_evidence
 
 if TYPE_CHECKING:
-    from kvtrace.leader_status import LeaderHistory, LeaderStatus
+    from kvtrace.leader.status import LeaderHistory, LeaderStatus
 
 FORMATS = ["table", "json", "yaml"]
 
@@ -35,7 +35,7 @@ def status_command(
     Exit 0 when the lease is healthy, 3 when it is expired, held by a pod that does not exist,
     or absent (must-gather never collects it).
     """
-    from kvtrace.leader_status import kubevirt_namespace, leader_status
+    from kvtrace.leader.status import kubevirt_namespace, leader_status
     from kvtrace.timefmt import now
 
     with open_evidence(bundle, logs, cluster, CollectScope()) as evidence:
@@ -58,7 +58,7 @@ def history_command(
     Exit 0 when leadership was never in doubt, 3 when a leaderless gap outlasted the lease
     duration, two replicas acted in overlapping windows, or a replica acted without the lease.
     """
-    from kvtrace.leader_status import kubevirt_namespace, leader_history
+    from kvtrace.leader.status import kubevirt_namespace, leader_history
 
     with open_evidence(bundle, logs, cluster, CollectScope()) as evidence:
         namespace = kubevirt_namespace(evidence, cluster.kubevirt_namespace)

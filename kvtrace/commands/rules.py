@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from kvtrace.options import output_option
+from kvtrace.commands.options import output_option
 
 
 @click.command("rules")

@@ -7,19 +7,19 @@ from typing import Any, TypeVar
 
 import click
 
-from kvtrace.model.engine import Assessment
-from kvtrace.options import (
+from kvtrace.commands.options import (
     evidence_options,
     live_options,
     output_option,
     split_key,
     window_options,
 )
-from kvtrace.pipeline import live_namespace, open_evidence
+from kvtrace.model.engine import Assessment
 from kvtrace.render import timeline_shape as shape
-from kvtrace.sources.live_settings import ClusterSettings, CollectScope
+from kvtrace.sources.live.settings import ClusterSettings, CollectScope
+from kvtrace.sources.opener import live_namespace, open_evidence
 from kvtrace.timefmt import now, parse_window_bound
-from kvtrace.timeline import Timeline
+from kvtrace.timeline.build import Timeline
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -73,7 +73,7 @@ def timeline_command(
     A bare VM name is in namespace default; live, in the context's (or the pod's) namespace."""
     from kvtrace.model.engine import assess
     from kvtrace.model.version import detect
-    from kvtrace.timeline import build_timeline
+    from kvtrace.timeline.build import build_timeline
 
     bare = live_namespace(bundle, logs, cluster) if "/" not in vm else None
     namespace, name = split_key(vm, bare)  # live, a bare name is in the context's namespace

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kvtrace.commands.options import evidence_options, live_options, output_option, split_key
 from kvtrace.errors import EXIT_FINDINGS, KvtraceError, UsageError
-from kvtrace.options import evidence_options, live_options, output_option, split_key
-from kvtrace.pipeline import live_namespace, open_evidence
-from kvtrace.sources.live_settings import ClusterSettings, CollectScope
+from kvtrace.sources.live.settings import ClusterSettings, CollectScope
+from kvtrace.sources.opener import live_namespace, open_evidence
 
 if TYPE_CHECKING:
     from kvtrace.overhead.inputs import VerifyInputs

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from kvtrace.model.facts import derive
 from kvtrace.model.rules import RULES
 from kvtrace.model.verdicts import EXPLAINED, UNVERIFIABLE, VIOLATION, Verdict, severity_rank
-from kvtrace.timeline import Timeline
+from kvtrace.timeline.build import Timeline
 
 # Rules that hold for almost every action line: shown only when nothing more specific applies.
 GENERIC_RULES = frozenset({"KV-RS-01", "KV-LD-01", "KV-LD-02", "KV-RC-03", "KV-EX-01"})

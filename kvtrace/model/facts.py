@@ -12,10 +12,10 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvtrace.leader import Epoch, lease_epochs, replica_of
-from kvtrace.rows import TimelineRow
-from kvtrace.sources.model import KubeObject
-from kvtrace.timeline import Timeline
+from kvtrace.evidence import KubeObject
+from kvtrace.model.leader_epochs import Epoch, lease_epochs, replica_of
+from kvtrace.timeline.build import Timeline
+from kvtrace.timeline.rows import TimelineRow
 from parsers.records import Timestamp
 
 ACTION_CATEGORIES = {"decision", "api", "failure", "requeue", "backoff"}

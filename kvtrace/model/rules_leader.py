@@ -6,8 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvtrace.leader import LEASE_SECONDS, leader_at, replica_of, replicas_with_lease_lines
 from kvtrace.model.facts import Facts
+from kvtrace.model.leader_epochs import (
+    LEASE_SECONDS,
+    leader_at,
+    replica_of,
+    replicas_with_lease_lines,
+)
 from kvtrace.model.verdicts import Finding, explained, unverifiable, violated
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kvtrace.evidence import KUBEVIRT, POD, Evidence
 from kvtrace.model.rules import ENCODED_VERSION
-from kvtrace.sources.model import KUBEVIRT, POD, Evidence
 
 _SEMVER = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 LOWEST = (1, 7, 0)  # message texts are identical from v1.7.0 (controllers.md §10)

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from kvtrace.errors import InputError, NotFoundError
+from kvtrace.evidence import KUBEVIRT, POD, VMI, Evidence
 from kvtrace.overhead.locate import find_pod, find_vmi, pick_kubevirt
 from kvtrace.overhead.pod import PodView
-from kvtrace.sources.model import KUBEVIRT, POD, VMI, Evidence
 from parsers.manifests import load_manifests
 
 Body = Mapping[str, Any]

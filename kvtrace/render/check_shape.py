@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtrace import __version__
-from kvtrace.check import CheckReport, VMCheck
+from kvtrace.check.run import CheckReport, VMCheck
 from kvtrace.model.rules import ENCODED_VERSION
 from kvtrace.model.verdicts import Verdict
 from kvtrace.render.verdict_shape import verdict_data

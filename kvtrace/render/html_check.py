@@ -13,14 +13,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kvtrace.bulk import bulk_log_rows, router_for
-from kvtrace.check import CheckReport, VMCheck, check_scopes
+from kvtrace.check.run import CheckReport, VMCheck, check_scopes
 from kvtrace.render import html_page as page
 from kvtrace.render.check_shape import ordered, summary_lines, vm_item
 from kvtrace.render.html_charts import distribution, distribution_svg
 from kvtrace.render.html_lanes import evidence_end, phase_spans
 from kvtrace.render.html_timeline import render_html_timeline, shape_html_timeline
-from kvtrace.timeline import Timeline
+from kvtrace.timeline.build import Timeline
+from kvtrace.timeline.router import bulk_log_rows, router_for
 
 PHASES = ("Pending", "Scheduling", "Scheduled")
 SUMMARY_COLUMNS = [

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from kvtrace.leader import lease_epochs, replica_of
-from kvtrace.rows import TimelineRow
-from kvtrace.timeline import Timeline
+from kvtrace.model.leader_epochs import lease_epochs, replica_of
+from kvtrace.timeline.build import Timeline
+from kvtrace.timeline.rows import TimelineRow
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 FINAL_PHASES = {"Succeeded", "Failed"}

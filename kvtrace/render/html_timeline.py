@@ -17,7 +17,7 @@ from kvtrace.render.html_axis import Axis, build_axis
 from kvtrace.render.html_lanes import Span, action_effects, epoch_us, lane_key, lanes, spans
 from kvtrace.render.timeline_shape import items, summary_lines
 from kvtrace.render.verdict_shape import verdict_data
-from kvtrace.timeline import Timeline
+from kvtrace.timeline.build import Timeline
 
 STATUS_ORDER = (VIOLATION, UNVERIFIABLE, EXPLAINED)
 

@@ -8,10 +8,17 @@ from datetime import datetime
 from typing import Any
 
 from kvtrace import __version__
-from kvtrace.leader import LEASE_SECONDS, LOCK_NAME, RENEW_DEADLINE_SECONDS, Action, Epoch, Gap
-from kvtrace.leader_status import LeaderHistory, LeaderStatus, LockRecord, Replica
-from kvtrace.rows import TimelineRow
+from kvtrace.leader.status import LeaderHistory, LeaderStatus, LockRecord, Replica
+from kvtrace.model.leader_epochs import (
+    LEASE_SECONDS,
+    LOCK_NAME,
+    RENEW_DEADLINE_SECONDS,
+    Action,
+    Epoch,
+    Gap,
+)
 from kvtrace.timefmt import display, iso
+from kvtrace.timeline.rows import TimelineRow
 from parsers.records import Timestamp
 
 REPLICA_HEADERS = ["POD", "NODE", "PHASE", "READY", "RESTARTS", "STARTED", "HOLDER",

@@ -30,8 +30,8 @@ from kvtrace.render.html_lanes import (
     lanes,
     spans,
 )
-from kvtrace.rows import TimelineRow
-from kvtrace.timeline import Timeline
+from kvtrace.timeline.build import Timeline
+from kvtrace.timeline.rows import TimelineRow
 
 # Order of events sharing one timestamp: close before open, so slices nest.
 PHASE_RANK = {"M": 0, "E": 1, "e": 2, "B": 3, "b": 4, "X": 5, "i": 6, "s": 7, "f": 8}

@@ -10,9 +10,9 @@ from typing import Any
 from kvtrace import __version__
 from kvtrace.model.engine import Assessment
 from kvtrace.render.verdict_shape import mark, model_lines, model_status, verdict_data
-from kvtrace.rows import TimelineRow
 from kvtrace.timefmt import delta_seconds, display, display_delta, iso
-from kvtrace.timeline import Timeline
+from kvtrace.timeline.build import Timeline
+from kvtrace.timeline.rows import TimelineRow
 
 API_VERSION = "kvtrace.io/v1alpha1"
 TABLE_HEADERS = ["#", "TIME (UTC)", "ΔT", "SOURCE", "VMI", "KIND", "WHAT", "POS", "VERDICT"]

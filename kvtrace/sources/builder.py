@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kvtrace.errors import UnsafeBundleError
-from kvtrace.sources.model import KUBEVIRT, Evidence, KubeObject, LogStream
+from kvtrace.evidence import KUBEVIRT, Evidence, KubeObject, LogStream
 from kvtrace.sources.objects import ObjectIndex
 from kvtrace.sources.safety import (
     DECODE_ERRORS,

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import IO
 
 from kvtrace.errors import InputError
+from kvtrace.evidence import Evidence
 from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.layouts import cluster_dump, kvtrace_bundle, mustgather, plain, vm_incident
-from kvtrace.sources.model import Evidence
 from kvtrace.sources.safety import Limits, open_tree, spool, temp_space
 from kvtrace.sources.walk import BundleTree
 from parsers.paths import source_from_path

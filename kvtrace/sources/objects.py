@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kvtrace.sources.model import (
+from kvtrace.evidence import (
     ENDPOINTS,
     EVENT,
     KUBEVIRT,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kvtrace.cli import run
-from kvtrace.sources import live_api
+from kvtrace.sources.live import api as live_api
 from tests.apiserver import ApiServer, load_roles
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from kvtrace.evidence import EVENT, NODE, POD, Evidence
 from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.layouts.inspect import files_under
-from kvtrace.sources.model import EVENT, NODE, POD, Evidence
 from kvtrace.sources.walk import BundleTree
 from parsers.paths import source_from_path
 

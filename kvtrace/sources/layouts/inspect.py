@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kvtrace.evidence import POD, VM
 from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.events_table import EVENTS_TABLE, table_event_body
-from kvtrace.sources.model import POD, VM
 from kvtrace.sources.objects import PLURAL_KINDS
 from parsers.manifests import parse_events_table
 from parsers.paths import source_from_path

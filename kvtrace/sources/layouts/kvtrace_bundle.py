@@ -7,9 +7,9 @@ from typing import Any
 import orjson
 
 from kvtrace.errors import InputError
+from kvtrace.evidence import Evidence
 from kvtrace.sources.builder import EvidenceBuilder, parse_instant
 from kvtrace.sources.layouts.inspect import files_under
-from kvtrace.sources.model import Evidence
 from kvtrace.sources.objects import PLURAL_KINDS
 from kvtrace.sources.safety import DECODE_ERRORS, read_capped
 from kvtrace.sources.walk import BundleTree

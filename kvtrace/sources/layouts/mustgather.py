@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from kvtrace.evidence import VM, VMI, Evidence
 from kvtrace.sources.builder import EvidenceBuilder, collection_time
 from kvtrace.sources.layouts.inspect import read_inspect_root
-from kvtrace.sources.model import VM, VMI, Evidence
 from kvtrace.sources.walk import BundleTree
 
 MARKER = "kubevirt/must-gather"

@@ -7,9 +7,9 @@ import re
 import orjson
 
 from kvtrace.errors import UnsafeBundleError
+from kvtrace.evidence import EVENT, LEASE, POD, REVISION, VM, VMI, Evidence
 from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.layouts.inspect import add_events_table
-from kvtrace.sources.model import EVENT, LEASE, POD, REVISION, VM, VMI, Evidence
 from kvtrace.sources.objects import PLURAL_KINDS
 from kvtrace.sources.safety import DECODE_ERRORS, open_capped
 from parsers.manifests import looks_like_events_table

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from kvtrace.evidence import Evidence
 from kvtrace.sources.builder import EvidenceBuilder, collection_time, parse_instant
 from kvtrace.sources.layouts.inspect import read_inspect_root
-from kvtrace.sources.model import Evidence
 from kvtrace.sources.walk import BundleTree
 from parsers.manifests import load_manifests
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from kvtrace.sources.model import LogStream
+from kvtrace.evidence import LogStream
 
 LEADER = "leader"
 UNROUTED = "unrouted"

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
-from kvtrace.sources.live_settings import ClusterError, TransientError
+from kvtrace.sources.live.settings import ClusterError, TransientError
 
 if TYPE_CHECKING:
-    from kvtrace.sources.live import Connection, RawResponse
+    from kvtrace.sources.live.client import Connection, RawResponse
 
 Query = Sequence[tuple[str, str]]
 PAGE_SIZE = 500

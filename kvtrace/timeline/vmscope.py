@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvtrace.sources.model import EVENT, POD, REVISION, VM, VMI, Evidence, KubeObject
+from kvtrace.evidence import EVENT, POD, REVISION, VM, VMI, Evidence, KubeObject
 
 START_REVISION = re.compile(r"^revision-start-vm-(?P<uid>[0-9a-fA-F-]{36})-(?P<gen>\d+)$")
 _DELETED_VMI = re.compile(r"deleting the virtual machine instance (?P<uid>\S+)$")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kvtrace.sources.model import (
+from kvtrace.evidence import (
     ENDPOINTS,
     EVENT,
     KUBEVIRT,

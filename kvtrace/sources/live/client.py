@@ -27,7 +27,7 @@ from kubernetes.config.config_exception import ConfigException
 
 from kvtrace import __version__
 from kvtrace.errors import UsageError
-from kvtrace.sources.live_settings import (
+from kvtrace.sources.live.settings import (
     ClusterError,
     ClusterSettings,
     NoClusterConfigured,

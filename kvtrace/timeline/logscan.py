@@ -14,7 +14,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from kvtrace.sources.model import LogStream
+from kvtrace.evidence import LogStream
 from parsers.scan import ScanResult, scan_range
 
 PARALLEL_MIN = 64 << 20

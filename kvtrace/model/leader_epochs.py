@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from kvtrace.rows import TimelineRow
+from kvtrace.timeline.rows import TimelineRow
 
 LEASE_SECONDS = 15  # leaseDurationSeconds default (leaderelectionconfig/config.go:30-44)
 RENEW_DEADLINE_SECONDS = 10  # RenewDeadline default (leaderelectionconfig/config.go:32)

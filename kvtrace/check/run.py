@@ -11,17 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from statistics import median
 
-from kvtrace.bulk import Router, VMKey, bulk_log_rows, router_for
 from kvtrace.errors import NotFoundError
-from kvtrace.log_rows import SourceReport
+from kvtrace.evidence import VM, Evidence
 from kvtrace.model.engine import Assessment, assess
 from kvtrace.model.facts import run_strategy
 from kvtrace.model.verdicts import EXPLAINED, Verdict
 from kvtrace.model.version import VersionInfo, detect
-from kvtrace.rows import TimelineRow
-from kvtrace.sources.model import VM, Evidence
-from kvtrace.timeline import Timeline, assemble
-from kvtrace.vmscope import VMScope
+from kvtrace.timeline.build import Timeline, assemble
+from kvtrace.timeline.log_rows import SourceReport
+from kvtrace.timeline.router import Router, VMKey, bulk_log_rows, router_for
+from kvtrace.timeline.rows import TimelineRow
+from kvtrace.timeline.vmscope import VMScope
 from parsers.timestamps import parse_time
 
 PARTITION_MIN_BYTES = 64 << 20
@@ -85,7 +85,7 @@ def run_check(
     only = (selection.namespace or "default", selection.name) if selection.name else None
     router = router_for(evidence, namespaces, only)
     if only is None and _log_bytes(evidence) >= PARTITION_MIN_BYTES:
-        from kvtrace.check_workers import check_partitioned
+        from kvtrace.check.workers import check_partitioned
 
         vms, reports = check_partitioned(evidence, router)
     else:
@@ -177,7 +177,7 @@ def _nothing_found(evidence: Evidence, selection: Selection) -> str:
         hint = f"namespaces with VMs: {', '.join(namespaces)} (use -n NS or -A)"
     else:
         hint = "no VMs at all in this evidence"
-    from kvtrace.timeline import skipped_lines
+    from kvtrace.timeline.build import skipped_lines
 
     return "\n".join(
         [f"no VMs found for {selection.describe()} in {where}; {hint}", *skipped_lines(evidence)]

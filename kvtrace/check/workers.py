@@ -13,10 +13,7 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
-from kvtrace.bulk import BulkResult, Router, route_record
-from kvtrace.check import VMCheck, check_scopes
-from kvtrace.log_rows import SourceReport
-from kvtrace.partition import (
+from kvtrace.check.partition import (
     LEADER,
     UNROUTED,
     bucket_files,
@@ -24,9 +21,12 @@ from kvtrace.partition import (
     range_streams,
     split_all,
 )
-from kvtrace.rows import TimelineRow
-from kvtrace.sources.model import Evidence, LogStream
+from kvtrace.check.run import VMCheck, check_scopes
+from kvtrace.evidence import Evidence, LogStream
 from kvtrace.sources.safety import temp_space
+from kvtrace.timeline.log_rows import SourceReport
+from kvtrace.timeline.router import BulkResult, Router, route_record
+from kvtrace.timeline.rows import TimelineRow
 from parsers.logstream import LogParser
 from parsers.records import LineTally
 

@@ -7,8 +7,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from kvtrace.errors import UsageError
-from kvtrace.sources.live_settings import ClusterSettings, CollectScope, NoClusterConfigured
-from kvtrace.sources.model import Evidence
+from kvtrace.evidence import Evidence
+from kvtrace.sources.live.settings import ClusterSettings, CollectScope, NoClusterConfigured
 
 
 @contextmanager
@@ -46,7 +46,7 @@ def _merge(bundle: Evidence | None, logs: Evidence | None) -> Evidence:
 
 @contextmanager
 def _open_live(cluster: ClusterSettings, scope: CollectScope) -> Iterator[Evidence]:
-    from kvtrace.sources.live_evidence import open_live
+    from kvtrace.sources.live.evidence import open_live
 
     with ExitStack() as stack:
         try:
@@ -64,7 +64,7 @@ def live_namespace(bundle: str | None, logs: Sequence[str], cluster: ClusterSett
     """In live mode, the namespace ``-n`` defaults to (the context's); None offline."""
     if bundle or logs:
         return None
-    from kvtrace.sources.live_evidence import default_namespace
+    from kvtrace.sources.live.evidence import default_namespace
 
     try:
         return default_namespace(cluster)

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kvtrace.collect import CollectResult, collect_bundle
-from kvtrace.collect_progress import Progress
-from kvtrace.collect_writer import check_destination, staged_bundle
 from kvtrace.errors import UsageError
-from kvtrace.sources.live_settings import ClusterSettings, CollectScope
+from kvtrace.sources.live.collect import CollectResult, collect_bundle
+from kvtrace.sources.live.progress import Progress
+from kvtrace.sources.live.settings import ClusterSettings, CollectScope
+from kvtrace.sources.live.writer import check_destination, staged_bundle
 from kvtrace.timefmt import parse_window_bound
 
 _DURATION = re.compile(r"^(\d+[dhms])+$")
@@ -30,7 +30,7 @@ class Published:
 
 def collect_to(final: Path, settings: ClusterSettings, scope: CollectScope) -> Published:
     """Collect ``scope`` into ``final`` (a directory, or ``.tar.gz``/``.tgz``/``.tar``)."""
-    from kvtrace.sources.live import connect
+    from kvtrace.sources.live.client import connect
 
     check_destination(final)
     started = time.monotonic()

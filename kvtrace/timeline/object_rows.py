@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kvtrace.rows import Provenance, TimelineRow
-from kvtrace.sources.model import KubeObject
-from kvtrace.vmscope import START_REVISION, VMScope
+from kvtrace.evidence import KubeObject
+from kvtrace.timeline.rows import Provenance, TimelineRow
+from kvtrace.timeline.vmscope import START_REVISION, VMScope
 from parsers.timestamps import parse_time
 
 

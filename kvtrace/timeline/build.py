@@ -8,11 +8,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from kvtrace.errors import NotFoundError
-from kvtrace.log_rows import SourceReport, log_rows
-from kvtrace.object_rows import object_rows
-from kvtrace.rows import TimelineRow, order, within
-from kvtrace.sources.model import VM, Evidence
-from kvtrace.vmscope import VMScope, build_scope
+from kvtrace.evidence import VM, Evidence
+from kvtrace.timeline.log_rows import SourceReport, log_rows
+from kvtrace.timeline.object_rows import object_rows
+from kvtrace.timeline.rows import TimelineRow, order, within
+from kvtrace.timeline.vmscope import VMScope, build_scope
 
 CONTEXT_CATEGORIES = {"leader"}
 # Start decisions belong to the VMI they are about to create.

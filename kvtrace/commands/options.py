@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from kvtrace.errors import UsageError
-from kvtrace.sources.live_settings import ClusterSettings, parse_request_timeout
+from kvtrace.sources.live.settings import ClusterSettings, parse_request_timeout
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -18,9 +18,8 @@ from typing import Any
 
 import orjson
 
-from kvtrace import catalog
-from kvtrace.bulk import ACTION_FILES
-from kvtrace.leader import (
+from kvtrace.evidence import ENDPOINTS, KUBEVIRT, LEASE, POD, Evidence, KubeObject, LogStream
+from kvtrace.model.leader_epochs import (
     LEASE_SECONDS,
     LOCK_NAME,
     RENEW_DEADLINE_SECONDS,
@@ -34,10 +33,11 @@ from kvtrace.leader import (
     lease_epochs,
     replica_of,
 )
-from kvtrace.log_rows import is_duplicate, make_row
-from kvtrace.logscan import Needles, scan_streams
-from kvtrace.rows import Provenance, TimelineRow
-from kvtrace.sources.model import ENDPOINTS, KUBEVIRT, LEASE, POD, Evidence, KubeObject, LogStream
+from kvtrace.timeline import catalog
+from kvtrace.timeline.log_rows import is_duplicate, make_row
+from kvtrace.timeline.logscan import Needles, scan_streams
+from kvtrace.timeline.router import ACTION_FILES
+from kvtrace.timeline.rows import Provenance, TimelineRow
 from parsers.logstream import LogParser
 from parsers.records import LogRecord, Timestamp
 from parsers.timestamps import parse_time

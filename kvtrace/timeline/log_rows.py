@@ -15,11 +15,11 @@ from datetime import datetime
 from functools import lru_cache
 from pathlib import PurePath
 
-from kvtrace import catalog
-from kvtrace.logscan import Needles, StreamScan, scan_streams
-from kvtrace.rows import Provenance, TimelineRow
-from kvtrace.sources.model import LogStream
-from kvtrace.vmscope import VMScope
+from kvtrace.evidence import LogStream
+from kvtrace.timeline import catalog
+from kvtrace.timeline.logscan import Needles, StreamScan, scan_streams
+from kvtrace.timeline.rows import Provenance, TimelineRow
+from kvtrace.timeline.vmscope import VMScope
 from parsers.logstream import LogParser
 from parsers.records import DUPLICATE, RECORD, LineTally, LogRecord
 

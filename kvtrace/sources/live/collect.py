@@ -18,7 +18,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvtrace import __version__
-from kvtrace.collect_plan import (
+from kvtrace.evidence import (
+    ENDPOINTS,
+    EVENT,
+    KUBEVIRT,
+    LEASE,
+    NODE,
+    POD,
+    REVISION,
+    VM,
+    VMI,
+    VMIM,
+)
+from kvtrace.sources.live.api import ApiError, ApiReader, Query
+from kvtrace.sources.live.plan import (
     CONTROLLER_SELECTOR,
     KIND_ORDER,
     LAUNCHER_SELECTOR,
@@ -33,32 +46,19 @@ from kvtrace.collect_plan import (
     node_names,
     start_revisions,
 )
-from kvtrace.collect_progress import Progress
-from kvtrace.collect_workers import bounded_map
-from kvtrace.collect_writer import BundleWriter
-from kvtrace.sources.live_api import ApiError, ApiReader, Query
-from kvtrace.sources.live_settings import (
+from kvtrace.sources.live.progress import Progress
+from kvtrace.sources.live.settings import (
     KUBEVIRT_NAMESPACES,
     ClusterError,
     ClusterSettings,
     CollectScope,
     TransientError,
 )
-from kvtrace.sources.model import (
-    ENDPOINTS,
-    EVENT,
-    KUBEVIRT,
-    LEASE,
-    NODE,
-    POD,
-    REVISION,
-    VM,
-    VMI,
-    VMIM,
-)
+from kvtrace.sources.live.workers import bounded_map
+from kvtrace.sources.live.writer import BundleWriter
 
 if TYPE_CHECKING:
-    from kvtrace.sources.live import Connection
+    from kvtrace.sources.live.client import Connection
 
 WORKERS = 4  # concurrent requests: enough to hide latency, gentle on the API server
 _FAILURES = (ApiError, TransientError)

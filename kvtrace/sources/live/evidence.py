@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from kvtrace.sources.live_settings import ClusterSettings, CollectScope
-from kvtrace.sources.model import Evidence
+from kvtrace.evidence import Evidence
+from kvtrace.sources.live.settings import ClusterSettings, CollectScope
 
 
 @contextmanager
 def open_live(settings: ClusterSettings, scope: CollectScope) -> Iterator[Evidence]:
     """Collect ``scope`` read-only; the temp bundle is removed when the context exits."""
-    from kvtrace.collect import collect_bundle
-    from kvtrace.collect_progress import Progress
     from kvtrace.sources.bundle import open_bundle
-    from kvtrace.sources.live import connect
+    from kvtrace.sources.live.client import connect
+    from kvtrace.sources.live.collect import collect_bundle
+    from kvtrace.sources.live.progress import Progress
     from kvtrace.sources.safety import temp_space
 
     connection = connect(settings)
@@ -41,7 +41,7 @@ def open_live(settings: ClusterSettings, scope: CollectScope) -> Iterator[Eviden
 
 def default_namespace(settings: ClusterSettings) -> str:
     """The kubeconfig context's namespace (or the pod's), as ``-n`` would default in kubectl."""
-    from kvtrace.sources.live import connect
+    from kvtrace.sources.live.client import connect
 
     connection = connect(settings)
     try:

@@ -11,11 +11,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from kvtrace import catalog
-from kvtrace.log_rows import SourceReport, attribute, is_duplicate, make_row
-from kvtrace.rows import TimelineRow
-from kvtrace.sources.model import VM, Evidence, LogStream
-from kvtrace.vmscope import VMScope, build_scope
+from kvtrace.evidence import VM, Evidence, LogStream
+from kvtrace.timeline import catalog
+from kvtrace.timeline.log_rows import SourceReport, attribute, is_duplicate, make_row
+from kvtrace.timeline.rows import TimelineRow
+from kvtrace.timeline.vmscope import VMScope, build_scope
 from parsers.logstream import LogParser
 from parsers.records import DUPLICATE, RECORD, LogRecord
 
@@ -73,7 +73,7 @@ class Router:
         pos_file = (record.pos or "").split(":", 1)[0]
         in_scope = self.namespaces is None or namespace in self.namespaces
         if self.bucket is not None:
-            from kvtrace.partition import key_bucket
+            from kvtrace.check.partition import key_bucket
 
             in_scope = in_scope and key_bucket(namespace, name, self.bucket[1]) == self.bucket[0]
         return self.discover and in_scope and pos_file == "vm.go"
