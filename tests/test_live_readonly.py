@@ -12,8 +12,9 @@ import urllib.request
 
 import pytest
 
+from kvtrace.errors import ReadOnlyViolation
 from kvtrace.sources.live.client import connect
-from kvtrace.sources.live.settings import ClusterSettings, ReadOnlyViolation
+from kvtrace.sources.live.settings import ClusterSettings
 from tests.apiserver.fixture import ROOT, SOURCE, apiserver, bundle_files, kvtrace
 
 __all__ = ["apiserver"]

@@ -13,7 +13,9 @@ from tests.conftest import ROOT
 def test_model_doc_embeds_the_generated_rule_table():
     doc = (ROOT / "docs" / "model.md").read_text()
     embedded = doc.split("<!-- rules:begin -->\n", 1)[1].split("<!-- rules:end -->", 1)[0]
-    assert embedded == rules_markdown(), "docs/model.md is stale: regenerate with `kvtrace rules -o markdown`"
+    assert embedded == rules_markdown(), (
+        "docs/model.md is stale: regenerate with `kvtrace rules -o markdown`"
+    )
 
 
 def test_rules_command_lists_every_rule(capsys):

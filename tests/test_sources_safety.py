@@ -13,11 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvtrace.errors import InputError, UnsafeBundleError
+from kvtrace.errors import InputError, SizeCapExceeded, UnsafeBundleError
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.sources.safety import (
     Limits,
-    SizeCapExceeded,
     check_decompressed_size,
     open_capped,
     open_tree,

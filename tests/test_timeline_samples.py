@@ -33,7 +33,9 @@ def test_every_sample_has_a_vm():
 
 @pytest.mark.parametrize(("sample", "namespace", "name"), CASES)
 @pytest.mark.parametrize("output", ["table", "json"])
-def test_sample_timeline_matches_golden(sample, namespace, name, output, golden: Golden, monkeypatch):
+def test_sample_timeline_matches_golden(
+    sample, namespace, name, output, golden: Golden, monkeypatch
+):
     monkeypatch.chdir(ROOT)  # the evidence origin is the path given: keep it relative
     with open_bundle(Path("sample-logs") / sample) as evidence:
         timeline = build_timeline(evidence, namespace, name)

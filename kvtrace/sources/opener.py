@@ -1,4 +1,4 @@
-"""The one pipeline every command runs: sources → parsers → records → timeline → render."""
+"""Where every command gets its evidence: a bundle, log files, both, or the live cluster."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from kvtrace.errors import UsageError
+from kvtrace.errors import NoClusterConfigured, UsageError
 from kvtrace.evidence import Evidence
-from kvtrace.sources.live.settings import ClusterSettings, CollectScope, NoClusterConfigured
+from kvtrace.sources.live.settings import ClusterSettings, CollectScope
 
 
 @contextmanager

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from kvtrace.errors import InputError, UnsafeBundleError
+from kvtrace.errors import InputError, SizeCapExceeded, UnsafeBundleError
 from kvtrace.sources.walk import BundleTree, is_inside, walk_directory
 
 KiB = 1024
@@ -72,10 +72,6 @@ def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
             f"{name}={text!r} is not a positive number of bytes/members; fix or unset it"
         )
     return int(text)
-
-
-class SizeCapExceeded(UnsafeBundleError):
-    """A decompressed stream grew past its cap (for example a gzip bomb)."""
 
 
 # --- sniffing -------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
-from kvtrace.sources.live.settings import ClusterError, TransientError
+from kvtrace.errors import ApiError, Cancelled, ClusterError, TransientError
 
 if TYPE_CHECKING:
     from kvtrace.sources.live.client import Connection, RawResponse
@@ -33,24 +33,6 @@ MAX_LIST_RESTARTS = 3
 CHUNK = 256 * 1024
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _sleep = time.sleep  # one name for every wait, so tests can observe the delays
-
-
-class ApiError(ClusterError):
-    """The API server answered a request with an error status."""
-
-    def __init__(self, status: int, path: str, message: str) -> None:
-        super().__init__(f"GET {path}: {status} {message}")
-        self.status, self.path, self.message = status, path, message
-
-    @property
-    def reason(self) -> str:
-        """Words for the manifest's ``missing[].reason``."""
-        word = {403: "forbidden", 404: "not found", 410: "gone"}.get(self.status, str(self.status))
-        return f"{word}: {self.message}" if self.message else word
-
-
-class Cancelled(ClusterError):
-    """Collection was interrupted (Ctrl-C): streams stop at the next chunk."""
 
 
 @dataclass(frozen=True)

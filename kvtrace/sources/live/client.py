@@ -26,14 +26,14 @@ from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
 
 from kvtrace import __version__
-from kvtrace.errors import UsageError
-from kvtrace.sources.live.settings import (
+from kvtrace.errors import (
     ClusterError,
-    ClusterSettings,
     NoClusterConfigured,
     ReadOnlyViolation,
     TransientError,
+    UsageError,
 )
+from kvtrace.sources.live.settings import ClusterSettings
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
 SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvtrace import __version__
+from kvtrace.errors import ApiError, ClusterError, TransientError
 from kvtrace.evidence import (
     ENDPOINTS,
     EVENT,
@@ -30,7 +31,7 @@ from kvtrace.evidence import (
     VMI,
     VMIM,
 )
-from kvtrace.sources.live.api import ApiError, ApiReader, Query
+from kvtrace.sources.live.api import ApiReader, Query
 from kvtrace.sources.live.plan import (
     CONTROLLER_SELECTOR,
     KIND_ORDER,
@@ -47,13 +48,7 @@ from kvtrace.sources.live.plan import (
     start_revisions,
 )
 from kvtrace.sources.live.progress import Progress
-from kvtrace.sources.live.settings import (
-    KUBEVIRT_NAMESPACES,
-    ClusterError,
-    ClusterSettings,
-    CollectScope,
-    TransientError,
-)
+from kvtrace.sources.live.settings import KUBEVIRT_NAMESPACES, ClusterSettings, CollectScope
 from kvtrace.sources.live.workers import bounded_map
 from kvtrace.sources.live.writer import BundleWriter
 

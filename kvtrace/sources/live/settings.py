@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kvtrace.errors import KvtraceError, UsageError
+from kvtrace.errors import UsageError
 
 # Where KubeVirt is installed, in the order auto-detection tries them (inputs.md §3.3:
 # vanilla ``kubevirt``; OpenShift ``openshift-cnv``; HCO default ``kubevirt-hyperconverged``;
@@ -20,22 +20,6 @@ KUBEVIRT_NAMESPACES = ("kubevirt", "openshift-cnv", "kubevirt-hyperconverged", "
 
 _TIMEOUT = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>ms|s|m|h)?$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
-
-class ClusterError(KvtraceError):
-    """The cluster cannot be reached or refuses us (kubeconfig, TLS, credentials, RBAC)."""
-
-
-class NoClusterConfigured(UsageError):
-    """Neither a kubeconfig nor an in-cluster service account is available."""
-
-
-class ReadOnlyViolation(ClusterError):
-    """A code path tried a non-GET request or a refused resource: a kvtrace bug, never sent."""
-
-
-class TransientError(ClusterError):
-    """The request did not complete (timeout, reset, refused connection): worth retrying."""
 
 
 @dataclass(frozen=True)
