@@ -14,7 +14,7 @@ from kvtrace.commands.leader import leader_command
 from kvtrace.commands.rules import rules_command
 from kvtrace.commands.timeline import timeline_command
 from kvtrace.commands.verify_overhead import verify_overhead_command
-from kvtrace.errors import EXIT_ERROR, KvtraceError
+from kvtrace.errors import EXIT_ERROR, FindingsPresent, KvtraceError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,6 +35,8 @@ def run(argv: list[str] | None = None) -> int:
     """Run one command; typed errors become one clear line and an exit code, never a traceback."""
     try:
         code = cli.main(args=argv, prog_name="kvtrace", standalone_mode=False)
+    except FindingsPresent as found:
+        return found.exit_code  # the output already shows the findings
     except KvtraceError as err:
         click.echo(f"error: {err}", err=True)
         return err.exit_code

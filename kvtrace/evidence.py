@@ -1,4 +1,5 @@
-"""What every source hands to the pipeline: an object index and a list of log streams."""
+"""The evidence types every stage shares: what a source hands on (objects and log streams), and
+the closed summary of it that timelines and reports keep once the source is gone."""
 
 from __future__ import annotations
 
@@ -77,3 +78,28 @@ class Evidence:
 
     def of_kind(self, kind: str) -> list[KubeObject]:
         return self.objects.get(kind, [])
+
+    def summary(self) -> EvidenceSummary:
+        return EvidenceSummary(
+            layout=self.layout,
+            coverage=self.coverage,
+            origin=self.origin,
+            captured_at=self.captured_at,
+            has_logs=bool(self.logs),
+            missing=tuple(self.missing),
+            skipped=tuple(self.skipped),
+        )
+
+
+@dataclass(frozen=True)
+class EvidenceSummary:
+    """What a timeline or report says about its evidence: no streams, no temp space, so it stays
+    valid (and picklable) after the evidence is closed."""
+
+    layout: str
+    coverage: str
+    origin: str
+    captured_at: datetime | None
+    has_logs: bool
+    missing: tuple[str, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()

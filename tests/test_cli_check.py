@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from kvtrace.check.run import Selection, run_check
+from kvtrace.check.report import Selection
+from kvtrace.check.run import run_check
 from kvtrace.model.engine import assess
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.timeline.build import build_timeline
@@ -132,7 +133,7 @@ def test_partitioned_check_equals_the_in_process_check(monkeypatch):
 
 
 def test_table_lists_at_most_fifty_violations_and_says_how_many_more():
-    from kvtrace.check.run import CheckReport, VMCheck
+    from kvtrace.check.report import CheckReport, VMCheck
     from kvtrace.model.engine import Assessment
     from kvtrace.model.verdicts import Verdict
     from kvtrace.render.check_shape import violation_lines

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kvtrace.check.run import Selection, run_check
+from kvtrace.check.report import Selection
+from kvtrace.check.run import run_check
 from kvtrace.model.verdicts import VIOLATION
 from kvtrace.sources.bundle import open_bundle
 from tests.conftest import SAMPLES

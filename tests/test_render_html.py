@@ -8,10 +8,12 @@ import re
 
 import pytest
 
-from kvtrace.check.run import Selection, run_check
+from kvtrace.check.report import Selection
+from kvtrace.check.run import run_check
 from kvtrace.model.engine import assess
+from kvtrace.render.check_shape import with_timelines
 from kvtrace.render.html_axis import build_axis
-from kvtrace.render.html_check import render_html_check, shape_check_page, with_timelines
+from kvtrace.render.html_check import render_html_check, shape_check_page
 from kvtrace.render.html_lanes import action_effects
 from kvtrace.render.html_page import asset, embed_json
 from kvtrace.render.html_timeline import render_html_timeline, shape_html_timeline

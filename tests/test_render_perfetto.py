@@ -7,9 +7,10 @@ from collections import defaultdict
 
 import pytest
 
-from kvtrace.check.run import Selection, run_check
+from kvtrace.check.report import Selection
+from kvtrace.check.run import run_check
 from kvtrace.model.engine import assess
-from kvtrace.render.html_check import with_timelines
+from kvtrace.render.check_shape import with_timelines
 from kvtrace.render.perfetto import render_perfetto
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.timeline.build import build_timeline

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kvtrace.commands.timeline import render
 from kvtrace.evidence import VM
-from kvtrace.model.engine import assess
+from kvtrace.model.engine import AssessedTimeline, assess
+from kvtrace.render.outputs import render
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.timeline.build import build_timeline
 from tests.conftest import ROOT, SAMPLES, Golden
@@ -39,7 +39,7 @@ def test_sample_timeline_matches_golden(
     monkeypatch.chdir(ROOT)  # the evidence origin is the path given: keep it relative
     with open_bundle(Path("sample-logs") / sample) as evidence:
         timeline = build_timeline(evidence, namespace, name)
-        text = render(timeline, output, assess(timeline))
+        text = render("timeline", AssessedTimeline(timeline, assess(timeline)), output)
     suffix = "txt" if output == "table" else "json"
     golden.check(f"timeline/{sample}/{namespace}_{name}.{suffix}", text)
 

@@ -12,6 +12,7 @@ import os
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 from kvtrace.check.partition import (
     LEADER,
@@ -21,7 +22,8 @@ from kvtrace.check.partition import (
     range_streams,
     split_all,
 )
-from kvtrace.check.run import VMCheck, check_scopes
+from kvtrace.check.report import VMCheck
+from kvtrace.check.vms import check_scopes
 from kvtrace.evidence import Evidence, LogStream
 from kvtrace.sources.safety import temp_space
 from kvtrace.timeline.log_rows import SourceReport
@@ -163,9 +165,13 @@ def _leader_rows(job: _Job, first: dict[int, int]) -> list[TimelineRow]:
     return job.leader_rows
 
 
+def _in_bucket(bucket: int, buckets: int, namespace: str, name: str) -> bool:
+    return key_bucket(namespace, name, buckets) == bucket
+
+
 def _bucket_router(router: Router, bucket: int, buckets: int) -> Router:
     sub = Router({}, router.evidence, discover=router.discover, namespaces=router.namespaces)
-    sub.bucket = (bucket, buckets)
+    sub.claims = partial(_in_bucket, bucket, buckets)
     for key, scope in router.scopes.items():
         if key_bucket(*key, buckets) == bucket:
             sub.index(key, scope)

@@ -7,28 +7,33 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kvtrace.commands.options import evidence_options, live_options, output_option, split_key
-from kvtrace.commands.timeline import emit
-from kvtrace.errors import EXIT_FINDINGS, UsageError
+from kvtrace.commands.options import (
+    all_namespaces_option,
+    evidence_options,
+    kubevirt_version_option,
+    live_options,
+    namespace_option,
+    output_file_option,
+    output_option,
+    split_key,
+)
+from kvtrace.errors import FindingsPresent, UsageError
 from kvtrace.model.verdicts import SEVERITIES
+from kvtrace.render.outputs import DRAWS_TIMELINES, write
 from kvtrace.sources.live.settings import ClusterSettings, CollectScope
 from kvtrace.sources.opener import live_namespace, open_evidence
 
 if TYPE_CHECKING:
-    from kvtrace.check.run import CheckReport, Selection
-
-FORMATS = ["table", "json", "yaml", "csv", "html", "perfetto"]
+    from kvtrace.check.report import CheckReport, Selection
 
 
 @click.command("check")
 @click.argument("vm", metavar="[[NAMESPACE/]VM]", required=False)
-@click.option(
-    "-n",
-    "--namespace",
-    help="Only VMs in this namespace; with a bare VM, its namespace (default: default; live, "
-    "the context's).",
+@namespace_option(
+    "Only VMs in this namespace; with a bare VM, its namespace (default: default; live, "
+    "the context's)."
 )
-@click.option("-A", "--all-namespaces", is_flag=True, help="VMs in every namespace.")
+@all_namespaces_option
 @click.option(
     "--fail-on",
     type=click.Choice(list(SEVERITIES)),
@@ -36,19 +41,12 @@ FORMATS = ["table", "json", "yaml", "csv", "html", "perfetto"]
     show_default=True,
     help="Exit 3 when a violation of at least this severity exists.",
 )
-@click.option(
-    "--kubevirt-version",
-    metavar="VERSION",
-    help="The KubeVirt version that wrote the evidence (else detected).",
-)
+@kubevirt_version_option
 @evidence_options
-@output_option(FORMATS)
-@click.option(
-    "--output-file",
-    metavar="PATH",
-    type=click.Path(writable=True),
-    help="Write the output to PATH instead of stdout; with -o html a directory (existing, or "
-    "ending in /) gets index.html plus one timeline page per VM.",
+@output_option("check")
+@output_file_option(
+    "; with -o html a directory (existing, or ending in /) gets index.html plus one timeline "
+    "page per VM."
 )
 @live_options
 def check_command(
@@ -70,14 +68,14 @@ def check_command(
         namespace = live_namespace(bundle, logs, cluster)  # live: the context's namespace
     selection = _selection(vm, namespace, all_namespaces)
     with open_evidence(bundle, logs, cluster, _live_scope(selection)) as evidence:
-        report = run_check(evidence, selection, kubevirt_version)
-        _write(report, output, output_file)
+        report = run_check(evidence, selection, kubevirt_version, output in DRAWS_TIMELINES)
+    _write(report, output, output_file)
     if report.violations(fail_on):
-        raise click.exceptions.Exit(EXIT_FINDINGS)
+        raise FindingsPresent()
 
 
 def _selection(vm: str | None, namespace: str | None, all_namespaces: bool) -> Selection:
-    from kvtrace.check.run import Selection
+    from kvtrace.check.report import Selection
 
     if vm and (("/" in vm and namespace) or all_namespaces):
         raise UsageError("give NAMESPACE/VM, or -n NAMESPACE, or -A — not several")
@@ -91,7 +89,7 @@ def _selection(vm: str | None, namespace: str | None, all_namespaces: bool) -> S
 
 def _write(report: CheckReport, output: str, output_file: str | None) -> None:
     if not output_file or not (Path(output_file).is_dir() or output_file.endswith("/")):
-        emit(render(report, output), output_file)
+        write("check", report, output, output_file)
         return
     if output != "html":
         raise UsageError(f"--output-file {output_file} is a directory: only -o html writes one")
@@ -108,37 +106,3 @@ def _live_scope(selection: Selection) -> CollectScope:
     if selection.name:
         return CollectScope((selection.namespace,), ((selection.namespace, selection.name),))
     return CollectScope((selection.namespace,))
-
-
-def render(report: CheckReport, output: str) -> str:
-    from kvtrace.render import check_shape as shape
-
-    if output == "json":
-        from kvtrace.render.structured import to_json
-
-        return to_json(shape.document(report))
-    if output == "yaml":
-        from kvtrace.render.structured import to_yaml
-
-        return to_yaml(shape.document(report))
-    if output == "csv":
-        from kvtrace.render.structured import to_csv
-
-        return to_csv([shape.vm_item(vm) for vm in report.vms], shape.CSV_FIELDS)
-    if output == "html":
-        from kvtrace.render.html_check import render_html_check
-
-        return render_html_check(report)
-    if output == "perfetto":
-        from kvtrace.render.html_check import with_timelines
-        from kvtrace.render.perfetto import render_perfetto
-
-        return render_perfetto([(t, vm.assessment) for vm, t in with_timelines(report)])
-    from kvtrace.render.table import render_table
-
-    parts = [render_table(shape.HEADERS, shape.table_rows(report))]
-    violations = shape.violation_lines(report)
-    if violations:
-        parts.append("\n".join(violations))
-    parts.append("\n".join(shape.summary_lines(report)))
-    return "\n\n".join(parts) + "\n"

@@ -6,20 +6,21 @@ from pathlib import Path
 
 import click
 
-from kvtrace.commands.options import live_options
-from kvtrace.errors import EXIT_FINDINGS
+from kvtrace.commands.options import (
+    all_namespaces_option,
+    live_options,
+    namespace_option,
+    since_option,
+)
+from kvtrace.errors import FindingsPresent
 from kvtrace.sources.live.settings import ClusterSettings
 
 
 @click.command("collect")
-@click.option("-n", "--namespace", metavar="NS", help="VM namespace (default: the context's).")
-@click.option("-A", "--all-namespaces", is_flag=True, help="VMs in every namespace.")
+@namespace_option("VM namespace (default: the context's).")
+@all_namespaces_option
 @click.option("--vm", "vms", multiple=True, metavar="[NS/]NAME", help="Only this VM (repeatable).")
-@click.option(
-    "--since",
-    metavar="TIME",
-    help="Only log lines from TIME on (a duration such as 2h, or RFC 3339).",
-)
+@since_option("Only log lines from TIME on (a duration such as 2h, or RFC 3339).")
 @click.option(
     "-f",
     "--filename",
@@ -55,4 +56,4 @@ def collect_command(
     for line in missing_lines(published):
         click.echo(f"warning: {line}", err=True)
     if published.result.partial:
-        raise click.exceptions.Exit(EXIT_FINDINGS)
+        raise FindingsPresent()

@@ -3,19 +3,13 @@ when, and whether it was ever ambiguous. Exit 0 when all is well, 3 on findings,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from kvtrace.commands.options import evidence_options, live_options, output_option
-from kvtrace.errors import EXIT_FINDINGS
+from kvtrace.errors import FindingsPresent
+from kvtrace.render.outputs import write
 from kvtrace.sources.live.settings import ClusterSettings, CollectScope
 from kvtrace.sources.opener import open_evidence
-
-if TYPE_CHECKING:
-    from kvtrace.leader.status import LeaderHistory, LeaderStatus
-
-FORMATS = ["table", "json", "yaml"]
 
 
 @click.group("leader")
@@ -25,7 +19,7 @@ def leader_command() -> None:
 
 @leader_command.command("status")
 @evidence_options
-@output_option(FORMATS)
+@output_option("leader-status")
 @live_options
 def status_command(
     bundle: str | None, logs: tuple[str, ...], output: str, cluster: ClusterSettings
@@ -41,14 +35,14 @@ def status_command(
     with open_evidence(bundle, logs, cluster, CollectScope()) as evidence:
         namespace = kubevirt_namespace(evidence, cluster.kubevirt_namespace)
         status = leader_status(evidence, namespace, evidence.captured_at or now())
-    click.echo(render_status(status, output), nl=False)
+    write("leader-status", status, output)
     if status.failed:
-        raise click.exceptions.Exit(EXIT_FINDINGS)
+        raise FindingsPresent()
 
 
 @leader_command.command("history")
 @evidence_options
-@output_option(FORMATS)
+@output_option("leader-history")
 @live_options
 def history_command(
     bundle: str | None, logs: tuple[str, ...], output: str, cluster: ClusterSettings
@@ -63,59 +57,6 @@ def history_command(
     with open_evidence(bundle, logs, cluster, CollectScope()) as evidence:
         namespace = kubevirt_namespace(evidence, cluster.kubevirt_namespace)
         history = leader_history(evidence, namespace)
-    click.echo(render_history(history, output), nl=False)
+    write("leader-history", history, output)
     if history.failed:
-        raise click.exceptions.Exit(EXIT_FINDINGS)
-
-
-def _structured(document: dict[str, object], output: str) -> str:
-    from kvtrace.render.structured import to_json, to_yaml
-
-    return (to_json if output == "json" else to_yaml)(document)
-
-
-def render_status(status: LeaderStatus, output: str) -> str:
-    from kvtrace.render import leader_shape as shape
-
-    if output in ("json", "yaml"):
-        return _structured(shape.status_document(status), output)
-    from kvtrace.render.table import render_table
-
-    parts = ["\n".join(shape.lock_lines(status))]
-    if status.replicas:
-        parts.append(render_table(shape.REPLICA_HEADERS, shape.replica_rows(status)))
-    else:
-        parts.append("No virt-controller pods in the evidence.")
-    parts.extend(f"Note: {n}" for n in status.notes)
-    return "\n\n".join(parts) + "\n"
-
-
-def render_history(history: LeaderHistory, output: str) -> str:
-    from kvtrace.render import leader_shape as shape
-
-    if output in ("json", "yaml"):
-        return _structured(shape.history_document(history), output)
-    from kvtrace.render.table import render_table
-
-    parts = ["\n".join(shape.history_header(history))]
-    parts.append(_section("Epochs", shape.EPOCH_HEADERS, shape.epoch_rows(history)))
-    if history.epochs:
-        parts.append("Evidence\n" + "\n".join(shape.evidence_lines(history)))
-    parts.append(_section("Leaderless gaps", shape.GAP_HEADERS, shape.gap_rows(history)))
-    for overlap in history.overlaps:
-        title = f"Overlap (split-brain suspicion): {' and '.join(overlap.replicas)}"
-        rows = shape.action_rows(overlap.actions, overlap.leading)
-        parts.append(title + "\n" + render_table(shape.ACTION_HEADERS, rows))
-    if not history.overlaps:
-        parts.append("Overlaps: none (no two replicas acted in intersecting windows)")
-    if history.strays:
-        rows = shape.action_rows(history.strays)
-        parts.append(_section("Actions without the lease", shape.ACTION_HEADERS, rows))
-    parts.extend(f"Note: {n}" for n in history.notes)
-    return "\n\n".join(parts) + "\n"
-
-
-def _section(title: str, headers: list[str], rows: list[list[str]]) -> str:
-    from kvtrace.render.table import render_table
-
-    return f"{title}\n" + render_table(headers, rows) if rows else f"{title}: none"
+        raise FindingsPresent()

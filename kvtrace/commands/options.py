@@ -1,14 +1,16 @@
-"""Shared command-line options: one definition per flag, reused by every command."""
+"""Shared command-line options: each flag declared once here, reused by every command that takes
+it, so the same flag reads and behaves the same everywhere."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
 
 from kvtrace.errors import UsageError
+from kvtrace.render.outputs import formats
 from kvtrace.sources.live.settings import ClusterSettings, parse_request_timeout
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -32,29 +34,62 @@ def evidence_options(func: F) -> F:
     return func
 
 
+def since_option(
+    help_text: str = "Only rows from TIME on (RFC 3339, or a duration such as 15m back from "
+    "capture).",
+) -> Callable[[F], F]:
+    return click.option("--since", metavar="TIME", help=help_text)
+
+
 def window_options(func: F) -> F:
+    """``--since`` and ``--until``: the window of rows shown."""
     func = click.option(
         "--until",
         metavar="TIME",
         help="Only rows up to TIME (RFC 3339 or a duration back from capture).",
     )(func)
-    func = click.option(
-        "--since",
-        metavar="TIME",
-        help="Only rows from TIME on (RFC 3339, or a duration such as 15m back from capture).",
-    )(func)
-    return func
+    return since_option()(func)
 
 
-def output_option(choices: list[str], default: str = "table") -> Callable[[F], F]:
+def output_option(kind: str) -> Callable[[F], F]:
+    """``-o``: the formats the report kind has in :data:`kvtrace.render.outputs.OUTPUTS`."""
     return click.option(
         "-o",
         "--output",
-        type=click.Choice(choices),
-        default=default,
+        type=click.Choice(formats(kind)),
+        default="table",
         show_default=True,
         help="Output format.",
     )
+
+
+def output_file_option(directory_help: str = "") -> Callable[[F], F]:
+    """``--output-file``: write the output to a file instead of stdout (handy for html)."""
+    return click.option(
+        "--output-file",
+        metavar="PATH",
+        type=click.Path(dir_okay=bool(directory_help), writable=True),
+        help="Write the output to PATH instead of stdout" + (directory_help or "."),
+    )
+
+
+def namespace_option(help_text: str) -> Callable[[F], F]:
+    """``-n/--namespace``; what it selects is the command's to say."""
+    return click.option("-n", "--namespace", metavar="NS", help=help_text)
+
+
+def all_namespaces_option(func: F) -> F:
+    return click.option("-A", "--all-namespaces", is_flag=True, help="VMs in every namespace.")(
+        func
+    )
+
+
+def kubevirt_version_option(func: F) -> F:
+    return click.option(
+        "--kubevirt-version",
+        metavar="VERSION",
+        help="The KubeVirt version that wrote the evidence (else detected).",
+    )(func)
 
 
 def split_key(text: str, bare: str | None = None) -> tuple[str, str]:
@@ -66,6 +101,13 @@ def split_key(text: str, bare: str | None = None) -> tuple[str, str]:
     if len(parts) == 2 and all(parts):
         return parts[0], parts[1]
     raise UsageError(f"cannot read {text!r} as NAMESPACE/NAME (for example default/testvm)")
+
+
+def object_key(text: str, namespace: str | None, what: str) -> tuple[str, str]:
+    """``NS/NAME``, or ``-n NS NAME`` as kubectl reads it; both at once is a usage error."""
+    if namespace and "/" in text:
+        raise UsageError(f"give NAMESPACE/{what} or -n NAMESPACE {what}, not both")
+    return split_key(text, namespace)
 
 
 _LIVE_OPTIONS = [
@@ -96,7 +138,7 @@ _LIVE_OPTIONS = [
         "--verbose", "-v", is_flag=True, help="Print every request (never headers) to stderr."
     ),
 ]
-_LIVE_NAMES = (
+_LIVE_NAMES: Sequence[str] = (
     "kubeconfig",
     "context",
     "request_timeout",

@@ -6,26 +6,32 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kvtrace.commands.options import evidence_options, live_options, output_option, split_key
-from kvtrace.errors import EXIT_FINDINGS, KvtraceError, UsageError
+from kvtrace.commands.options import (
+    evidence_options,
+    kubevirt_version_option,
+    live_options,
+    namespace_option,
+    object_key,
+    output_option,
+    split_key,
+)
+from kvtrace.errors import FindingsPresent, KvtraceError, UsageError
+from kvtrace.render.outputs import write
 from kvtrace.sources.live.settings import ClusterSettings, CollectScope
 from kvtrace.sources.opener import live_namespace, open_evidence
 
 if TYPE_CHECKING:
     from kvtrace.overhead.inputs import VerifyInputs
-    from kvtrace.overhead.report import OverheadReport
     from kvtrace.overhead.settings import SettingFlags
-
-FORMATS = ["table", "json", "yaml"]
 
 
 @click.command("verify-overhead")
 @click.argument("pod", metavar="[NAMESPACE/]POD", required=False)
-@click.option("-n", "--namespace", help="Namespace of POD (default: default).")
+@namespace_option("Namespace of POD (default: default; live, the context's).")
 @click.option("--pod-file", metavar="FILE", help="The pod as YAML/JSON (object or List).")
 @click.option("--vmi-file", metavar="FILE", help="Its VMI as YAML/JSON (with --pod-file).")
 @click.option("--kubevirt-file", metavar="FILE", help="The KubeVirt CR (with --pod-file).")
-@click.option("--kubevirt-version", metavar="VERSION", help="Use this release's constants.")
+@kubevirt_version_option
 @click.option("--cpu-allocation-ratio", type=int, help="When no KubeVirt CR sets it (10).")
 @click.option("--overhead-ratio", metavar="R", help="additionalGuestMemoryOverheadRatio.")
 @click.option("--memory-overcommit", type=int, help="When no KubeVirt CR sets it (100).")
@@ -33,7 +39,7 @@ FORMATS = ["table", "json", "yaml"]
 @click.option("--disabled-feature-gate", multiple=True, metavar="GATE", help="Disabled gate.")
 @click.option("--binding-plugin", multiple=True, metavar="NAME=MEMORY", help="Plugin overhead.")
 @evidence_options
-@output_option(FORMATS)
+@output_option("overhead")
 @live_options
 def verify_overhead_command(
     pod: str | None,
@@ -85,9 +91,7 @@ def verify_overhead_command(
 def _pod_key(pod: str | None, namespace: str | None) -> tuple[str, str]:
     if not pod:
         raise UsageError("give a POD (NAMESPACE/POD or -n NAMESPACE POD), or --pod-file FILE")
-    if namespace and "/" in pod:
-        raise UsageError("give NAMESPACE/POD or -n NAMESPACE POD, not both")
-    return (namespace, pod) if namespace else split_key(pod)
+    return object_key(pod, namespace, "POD")
 
 
 def _file_inputs(
@@ -121,25 +125,9 @@ def _run(inputs: VerifyInputs, flags: SettingFlags, version: str | None, output:
         inputs.bundle_version,
         inputs.vmi_lookup,
     )
-    click.echo(render(report, output), nl=False)
+    write("overhead", report, output)
     if report.problems:
         raise KvtraceError(f"not everything could be checked: {report.problems[0]}")
     if report.failed:
-        raise click.exceptions.Exit(EXIT_FINDINGS)
+        raise FindingsPresent()
 
-
-def render(report: OverheadReport, output: str) -> str:
-    from kvtrace.render import overhead_shape as shape
-
-    if output in ("json", "yaml"):
-        from kvtrace.render.structured import to_json, to_yaml
-
-        return (to_json if output == "json" else to_yaml)(shape.document(report))
-    from kvtrace.render.table import render_table
-
-    parts = ["\n".join(shape.header_lines(report))]
-    if report.overhead is not None:
-        parts.append(render_table(shape.TERM_HEADERS, shape.term_rows(report)))
-    parts.append(render_table(shape.CHECK_HEADERS, shape.check_rows(report)))
-    parts.append("\n".join(shape.summary_lines(report)))
-    return "\n\n".join(parts) + "\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kvtrace.model.facts import derive
 from kvtrace.model.rules import RULES
@@ -48,6 +49,13 @@ class Assessment:
             if matching:
                 return matching[0]
         return None
+
+
+class AssessedTimeline(NamedTuple):
+    """A timeline and the model's verdicts on it: what ``kvtrace timeline`` renders."""
+
+    timeline: Timeline
+    assessment: Assessment | None
 
 
 def assess(timeline: Timeline, keep_explained: bool = True) -> Assessment:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from kvtrace import __version__
-from kvtrace.check.run import CheckReport, VMCheck
+from kvtrace.check.report import CheckReport, VMCheck
 from kvtrace.model.rules import ENCODED_VERSION
 from kvtrace.model.verdicts import Verdict
 from kvtrace.render.verdict_shape import verdict_data
+from kvtrace.timeline.build import Timeline
 
 HEADERS = [
     "VM",
@@ -144,3 +145,17 @@ def document(report: CheckReport) -> dict[str, Any]:
         ],
         "status": {"notes": report.notes},
     }
+
+
+def csv_table(report: CheckReport) -> tuple[list[dict[str, Any]], list[str]]:
+    return [vm_item(vm) for vm in report.vms], CSV_FIELDS
+
+
+def with_timelines(report: CheckReport) -> list[tuple[VMCheck, Timeline]]:
+    """Each VM (summary order) with the timeline the check kept for it (``run_check`` with
+    ``keep_timelines``, as the ``html`` and ``perfetto`` outputs ask)."""
+    vms = ordered(report)
+    missing = [vm.key for vm in vms if vm.timeline is None]
+    if missing:
+        raise ValueError(f"the check kept no timeline for {missing[0]}: run it keep_timelines")
+    return [(vm, vm.timeline) for vm in vms if vm.timeline is not None]

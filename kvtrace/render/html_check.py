@@ -13,14 +13,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kvtrace.check.run import CheckReport, VMCheck, check_scopes
+from kvtrace.check.report import CheckReport, VMCheck
 from kvtrace.render import html_page as page
-from kvtrace.render.check_shape import ordered, summary_lines, vm_item
+from kvtrace.render.check_shape import summary_lines, vm_item, with_timelines
 from kvtrace.render.html_charts import distribution, distribution_svg
 from kvtrace.render.html_lanes import evidence_end, phase_spans
 from kvtrace.render.html_timeline import render_html_timeline, shape_html_timeline
 from kvtrace.timeline.build import Timeline
-from kvtrace.timeline.router import bulk_log_rows, router_for
 
 PHASES = ("Pending", "Scheduling", "Scheduled")
 SUMMARY_COLUMNS = [
@@ -33,26 +32,6 @@ SUMMARY_COLUMNS = [
     "CREATION→RUNNING P50",
     "MAX",
 ]
-
-
-def with_timelines(report: CheckReport) -> list[tuple[VMCheck, Timeline]]:
-    """Each VM (summary order) with its timeline. A large log set is checked in worker
-    processes that send no timelines back; then the evidence (still open) is read once more
-    in this process, keeping them."""
-    vms = ordered(report)
-    if any(vm.timeline is None for vm in vms):
-        vms = sorted(
-            _checked_here(report), key=lambda vm: (-len(vm.assessment.violations()), vm.key)
-        )
-    return [(vm, vm.timeline) for vm in vms if vm.timeline is not None]
-
-
-def _checked_here(report: CheckReport) -> list[VMCheck]:
-    sel, evidence = report.selection, report.evidence
-    only = (sel.namespace or "default", sel.name) if sel.name else None
-    router = router_for(evidence, {sel.namespace} if sel.namespace else None, only)
-    bulk = bulk_log_rows(router, evidence.logs, evidence.captured_at)
-    return check_scopes(evidence, router, bulk.rows, bulk.leader_rows, bulk.reports, keep=True)
 
 
 def vm_file(number: int, vm: VMCheck) -> str:

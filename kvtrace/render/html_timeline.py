@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from kvtrace.model.engine import Assessment
+from kvtrace.model.engine import AssessedTimeline, Assessment
 from kvtrace.model.rules import RULES
 from kvtrace.model.verdicts import EXPLAINED, UNVERIFIABLE, VIOLATION, Verdict
 from kvtrace.render import html_page as page
@@ -125,3 +125,7 @@ def render_html_timeline(timeline: Timeline, assessment: Assessment | None) -> s
     title = f"kvtrace timeline {shaped['title']}"
     body = page.timeline_section(shaped, "t0", heading_level=1)
     return page.document(title, body, [("t0", shaped)])
+
+
+def timeline_html(report: AssessedTimeline) -> str:
+    return render_html_timeline(*report)

@@ -19,8 +19,10 @@ from typing import Any
 import orjson
 
 from kvtrace import __version__
-from kvtrace.model.engine import Assessment
+from kvtrace.check.report import CheckReport
+from kvtrace.model.engine import AssessedTimeline, Assessment
 from kvtrace.model.verdicts import MARKS
+from kvtrace.render.check_shape import with_timelines
 from kvtrace.render.html_lanes import (
     Lane,
     Span,
@@ -218,3 +220,11 @@ def _flow(ctx: _Context, pair: tuple[int, int], anchors: dict[int, Event], n: in
         {**common, "ph": "s", "tid": source["tid"], "ts": source["ts"]},
         {**common, "ph": "f", "bp": "e", "tid": target["tid"], "ts": at},
     ]
+
+
+def timeline_perfetto(report: AssessedTimeline) -> str:
+    return render_perfetto([(report.timeline, report.assessment)])
+
+
+def check_perfetto(report: CheckReport) -> str:
+    return render_perfetto([(t, vm.assessment) for vm, t in with_timelines(report)])

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvtrace import __version__
-from kvtrace.model.engine import Assessment
+from kvtrace.model.engine import AssessedTimeline, Assessment
 from kvtrace.render.verdict_shape import mark, model_lines, model_status, verdict_data
 from kvtrace.timefmt import delta_seconds, display, display_delta, iso
 from kvtrace.timeline.build import Timeline
@@ -200,3 +200,11 @@ def _headline(timeline: Timeline) -> str:
         f"{incarnations} · {len(timeline.sources)} log source(s), {scanned} lines scanned · "
         f"evidence: {timeline.evidence.layout} ({timeline.evidence.coverage} coverage)"
     )
+
+
+def timeline_document(report: AssessedTimeline) -> dict[str, Any]:
+    return document(*report)
+
+
+def timeline_csv(report: AssessedTimeline) -> tuple[list[dict[str, Any]], list[str]]:
+    return csv_rows(*report), CSV_FIELDS

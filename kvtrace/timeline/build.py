@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from kvtrace.errors import NotFoundError
-from kvtrace.evidence import VM, Evidence
+from kvtrace.evidence import VM, Evidence, EvidenceSummary
 from kvtrace.timeline.log_rows import SourceReport, log_rows
 from kvtrace.timeline.object_rows import object_rows
 from kvtrace.timeline.rows import TimelineRow, order, within
@@ -30,7 +30,7 @@ class Timeline:
     scope: VMScope
     rows: list[TimelineRow]
     sources: list[SourceReport]
-    evidence: Evidence
+    evidence: EvidenceSummary  # closed: a timeline outlives the evidence it was read from
     since: datetime | None = None
     until: datetime | None = None
     notes: list[str] = field(default_factory=list)
@@ -70,7 +70,8 @@ def assemble(
     """Merge object rows and already-attributed log rows into an ordered Timeline."""
     rows = _with_incarnations(object_rows(scope) + logged, scope)
     rows = order([r for r in rows if within(r, since, until)])
-    timeline = Timeline(scope.namespace, scope.name, scope, rows, reports, evidence, since, until)
+    summary = evidence.summary()
+    timeline = Timeline(scope.namespace, scope.name, scope, rows, reports, summary, since, until)
     timeline.notes = _notes(timeline)
     return timeline
 
@@ -140,7 +141,7 @@ def _assign(row: TimelineRow, known: list[tuple[str, datetime]], unknown: list[s
 def _notes(timeline: Timeline) -> list[str]:
     evidence = timeline.evidence
     notes = list(evidence.missing)
-    if not evidence.logs:
+    if not evidence.has_logs:
         notes.append(
             "no virt-controller logs in this evidence: the timeline shows only what objects "
             "recorded (add --log FILE, or collect with `kvtrace collect`)"

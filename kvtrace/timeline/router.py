@@ -7,7 +7,7 @@ and by the key inside object-less messages — the same attribution rules as the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -33,7 +33,8 @@ class Router:
     by_pod: dict[tuple[str, str], VMKey] = field(default_factory=dict)
     discover: bool = True
     namespaces: set[str] | None = None
-    bucket: tuple[int, int] | None = None  # (this bucket, of how many): discover only its VMs
+    # Which VMs known only from logs this router may discover (a check partition's share).
+    claims: Callable[[str, str], bool] | None = None
 
     def index(self, key: VMKey, scope: VMScope) -> None:
         self.scopes[key] = scope
@@ -72,10 +73,8 @@ class Router:
         """A VM known only from logs: a VM-controller line about a VM-looking name."""
         pos_file = (record.pos or "").split(":", 1)[0]
         in_scope = self.namespaces is None or namespace in self.namespaces
-        if self.bucket is not None:
-            from kvtrace.check.partition import key_bucket
-
-            in_scope = in_scope and key_bucket(namespace, name, self.bucket[1]) == self.bucket[0]
+        if self.claims is not None:
+            in_scope = in_scope and self.claims(namespace, name)
         return self.discover and in_scope and pos_file == "vm.go"
 
 
