@@ -16,11 +16,11 @@ replicas. Replica A leads for the first half and then loses the lease (klog E li
 restarted container's ``current.log`` only waits for the lease; replica B takes over and writes the
 second half; replica C is a standby throughout. Every line carries the kubelet ``--timestamps``
 prefix (9 fraction digits, µs–ms after the body time); body timestamps increase monotonically
-within each file. Lines are v1.9.0 default-verbosity shapes (controllers.md §2); a few klog
-reflector warnings and structured-klog panic blocks are mixed in for parser load (they are shape
-samples, not a model of a crash: a real unrecovered panic would end the container). Each VM's
-lines follow its runStrategy and VMI state (``Sim.episode``), so the model finds nothing but the
-faults injected on purpose.
+within each file. Lines are v1.9.0 default-verbosity shapes (kvtrace/timeline/catalog.py); a few
+klog reflector warnings and structured-klog panic blocks are mixed in for parser load (they are
+shape samples, not a model of a crash: a real unrecovered panic would end the container). Each
+VM's lines follow its runStrategy and VMI state (``Sim.episode``), so the model finds nothing but
+the faults injected on purpose.
 
 Lines are built with string formatting (no json.dumps per line) but are valid sorted-key JSON.
 Standard library only.
@@ -444,10 +444,10 @@ class Sim:
         """One thing happening to one VM, as v1.9.0 logs it at default verbosity.
 
         What can happen depends on the VM's runStrategy and on whether it has a VMI (the
-        decision table of controllers.md §3.2), and a VM is never in two episodes at once (the
-        work queue processes a key serially), so every VM's lines form a history the controller
-        could have written. A stale-cache collision (the model's KV-EX-01) is injected on purpose
-        about once per ``self.fault_every`` episodes.
+        decision table of ``syncRunStrategy``, vm.go:970-1178), and a VM is never in two episodes
+        at once (the work queue processes a key serially), so every VM's lines form a history the
+        controller could have written. A stale-cache collision (the model's KV-EX-01) is injected
+        on purpose about once per ``self.fault_every`` episodes.
         """
         rng = self.rng
         vm = self.vms[rng.randrange(len(self.vms))]
@@ -600,7 +600,8 @@ class Sim:
 
     def ep_collision(self, vm: VM, t: int) -> int:
         """The injected fault: a stale informer cache hides the VMI, the controller decides to
-        start and the create collides (controllers.md §4.5)."""
+        start and the create collides: the VMI is named after the VM, so it ``already exists``
+        (vm.go:1336, then 448 and 348)."""
         self.o(vm, t, "info", "Starting VM due to runStrategy: Always", "vm.go:1032")
         t += self.rng.randint(3_000, 20_000)
         self.o(vm, t, "info", "Failed to create VirtualMachineInstance: /", "vm.go:1336")

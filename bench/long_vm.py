@@ -2,10 +2,11 @@
 """Does the model scale with a VM's history? One VM crash-looping for days, at growing lengths.
 
 A VM with runStrategy Always whose VMI fails before Running, again and again: each cycle is the
-v1.9.0 default-verbosity sequence (controllers.md §5.1) — ``Starting VM due to runStrategy``
+v1.9.0 default-verbosity sequence — ``Starting VM due to runStrategy``
 (vm.go:1032), ``Started VM by creating …`` (vm.go:1341), then ``Stopping VM with VMI in phase
 Failed …`` (vm.go:1005) with ``Dispatching delete event …`` (vm.go:1685) and a few repeats of
-the stop decision while the VMI terminates, then the next start after the 300 s backoff cap.
+the stop decision while the VMI terminates, then the next start after the 300 s backoff cap
+(vm.go:132, 1477-1504).
 
     python3 bench/long_vm.py                  # 1,000 / 2,000 / 4,000 / 8,000 restarts
     python3 bench/long_vm.py --cycles 500 5000

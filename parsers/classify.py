@@ -1,8 +1,12 @@
-"""Classify one peeled body into a :class:`~parsers.draft.Draft` (``inputs.md`` §1.1 step 7).
+"""Classify one peeled body into a :class:`~parsers.draft.Draft` (the last step after
+:mod:`parsers.peel`).
 
-The first match wins, in the order of the §1.1 table. Each line is classified on its own: the
-format can change within a file. Indented bodies are tried again without the indentation (paste
-damage, §1.9) unless they look like stack lines.
+The first match wins, in this order: KubeVirt JSON (or a stern JSON envelope), klog text, 2018-era
+logfmt, Go standard-library log or a bare-time annotation, stack or panic lines, dump markers,
+framework headers; then (``fallback``) stern-prefixed and junk-prefixed bodies; else
+``text_unknown``. Each line is classified on its own: the format can change within a file.
+Indented bodies are tried again without the indentation (paste damage) unless they look like
+stack lines.
 """
 
 from __future__ import annotations
@@ -118,7 +122,7 @@ def _indented(body: str, prefixed: bool) -> Draft:
 
 
 def _junk_prefix(body: str, prefixed: bool) -> Draft | None:
-    """`ion{"component":…}`: parse from the first `{"` (§1.9 step 2)."""
+    """`ion{"component":…}`: parse from the first `{"` (the ``junk_prefix`` repair)."""
     start = body.find('{"')
     if start <= 0 or not any(hint in body for hint in _JSON_HINTS):
         return None
@@ -128,7 +132,7 @@ def _junk_prefix(body: str, prefixed: bool) -> Draft | None:
 
 
 def _stern(body: str) -> Draft | None:
-    """`[ns] pod container [time] body` (stern's default output, §1.3.5). Accepted only when
+    """`[ns] pod container [time] body` (stern's default output). Accepted only when
     the rest is a known shape, as the prefix is otherwise indistinguishable from text."""
     for pattern in _STERN:
         match = pattern.match(body)

@@ -37,7 +37,7 @@ class Draft:
     control: str = ""
     open_key: str | None = None  # structured klog `key=<` still open at the end of the line
     klog_clock: tuple[str, str] | None = None  # (MMDD, hh:mm:ss.ffffff) awaiting a year
-    joinable: bool = False  # JSON cut off mid-object: later lines may complete it (§1.9)
+    joinable: bool = False  # JSON cut off mid-object: later lines may complete it (parsers.joins)
     pod: str | None = None
     container: str | None = None
     pod_namespace: str | None = None

@@ -1,7 +1,7 @@
 """The record a stream holds back while continuation lines may still attach to it.
 
-Stack lines (``inputs.md`` §1.6) become the record's ``stack``; a structured-klog value opened
-with ``key=<`` collects TAB-indented lines up to a lone `` >`` (§1.4). ``stacktrace=<`` values
+Stack lines (:mod:`parsers.stack`) become the record's ``stack``; a structured-klog value opened
+with ``key=<`` collects TAB-indented lines up to a lone `` >``. ``stacktrace=<`` values
 become the ``stack`` too; other values land in ``extra``.
 """
 

@@ -1,5 +1,5 @@
-"""Lines that belong together: CRI `P` parts (``inputs.md`` §1.3.2) and JSON objects re-wrapped
-over several lines by a paste (§1.9 step 6, at most 50 lines / 64 KiB)."""
+"""Lines that belong together: CRI `P` (partial) parts up to their `F` line, and JSON objects
+re-wrapped over several lines by a paste (at most 50 lines / 64 KiB)."""
 
 from __future__ import annotations
 

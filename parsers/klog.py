@@ -1,9 +1,10 @@
-"""klog text lines and Go standard-library log lines (``inputs.md`` §1.4, §1.5).
+"""klog text lines and Go standard-library log lines.
 
 klog headers carry no year and no zone: the draft keeps the raw clock in ``klog_clock`` and the
-stream places it next to an anchor (§2.3). Structured klog (`"msg" key=value …`) is split into
-``msg`` and ``extra``; a value written as ``key=<`` continues on the following TAB-indented lines
-up to a lone `` >`` and is merged by the stream as ``continuation``.
+stream places it next to an anchor (:func:`parsers.timestamps.parse_klog_time`). Structured klog
+(`"msg" key=value …`) is split into ``msg`` and ``extra``; a value written as ``key=<``
+continues on the following TAB-indented lines up to a lone `` >`` and is merged by the stream as
+``continuation``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ STDLOG = re.compile(
 )
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"', re.ASCII)
 _PAIR = re.compile(r'\s*([\w.-]+)=("(?:[^"\\]|\\.)*"|<$|\S*)', re.ASCII)
-# Leader election names its lock as <ns>/<name> (§1.4).
+# Leader election names its lock as <ns>/<name> (``... lease kubevirt/virt-controller``).
 _LOCK = re.compile(r"(?:lease|lock) (?P<lock>[a-z0-9.-]+/[a-z0-9.-]+)", re.ASCII)
 
 

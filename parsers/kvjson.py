@@ -1,6 +1,8 @@
-"""KubeVirt JSON log lines and the invalid-JSON repair ladder (``inputs.md`` §1.2, §1.9).
+"""KubeVirt JSON log lines and the invalid-JSON repair ladder.
 
-go-kit's JSON logger writes one object per line with sorted keys (controllers.md §1.2). Nothing
+go-kit's JSON logger writes one object per line with sorted keys (a Go map encoded by
+``encoding/json``: vendor/github.com/go-kit/log/json_logger.go:23-37, and the KubeVirt logger
+log.go:129, at v1.9.0). Nothing
 here depends on key order, and unknown keys land in ``extra``. A body that does not parse goes
 down the ladder of named repairs; what still fails is salvaged by regex into a ``partial`` record.
 """
@@ -113,8 +115,9 @@ _LADDER: tuple[tuple[str, Callable[[str], str]], ...] = (
 
 
 def repair_ladder(text: str, *, mid_line_times: bool) -> tuple[dict[str, Any] | None, list[str]]:
-    """Steps 1-5 of §1.9 (plus the kubelet mid-line timestamp cut for prefixed bodies), each
-    applied on top of the previous ones; returns the object and the repairs that changed text."""
+    """A strict parse, then the repairs of ``_LADDER`` in order (plus the kubelet mid-line
+    timestamp cut for prefixed bodies), each applied on top of the previous ones; returns the
+    object and the repairs that changed text."""
     value = loads_object(text)
     if value is not None:
         return value, []
@@ -180,7 +183,7 @@ def _identity_flags(name: str | None, uid: str | None, flags: list[str]) -> None
 
 
 def _is_redacted(value: str) -> bool:
-    """Hand-redacted pastes: `pg-…`, `pg-...`, `<redacted>` (§1.9)."""
+    """Hand-redacted pastes: `pg-…`, `pg-...`, `<redacted>`."""
     return "…" in value or "..." in value or "redacted" in value.lower()
 
 
@@ -212,7 +215,7 @@ def draft_from_object(obj: dict[str, Any], shape: str = SHAPE) -> Draft:
 
 
 def stern_envelope(obj: dict[str, Any]) -> tuple[str, dict[str, str | None]] | None:
-    """Unwrap `stern -o json`: the inner body plus the pod identity fields (§1.3.5)."""
+    """Unwrap `stern -o json`: the inner body plus the pod identity fields."""
     message = obj.get("message")
     if not isinstance(message, str) or "podName" not in obj:
         return None

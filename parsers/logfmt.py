@@ -1,4 +1,4 @@
-"""KubeVirt's 2018-era logfmt lines (``inputs.md`` §1.7).
+"""KubeVirt's 2018-era logfmt lines (releases around v0.5–v0.6).
 
 `key=value` and `key="quoted \"escaped\""` pairs; `key=` is an empty value (`kind=` is common).
 Mapped into the same schema as JSON and tagged ``era=logfmt``: kind names of that era differ
@@ -20,7 +20,7 @@ _PAIR = re.compile(r'(?:^|\s)([A-Za-z_][\w.-]*)=("(?:[^"\\]|\\.)*"?|\S*)', re.AS
 
 
 def looks_like_logfmt(body: str) -> bool:
-    """`^level=\\S* `, or both ` timestamp=` and ` pos=` somewhere (§1.1 table)."""
+    """`^level=\\S* `, or both ` timestamp=` and ` pos=` somewhere."""
     if body.startswith("level="):
         return " " in body
     return " timestamp=" in body and " pos=" in body

@@ -1,13 +1,14 @@
 """The line parser: physical lines in, :class:`~parsers.records.LogRecord` values out.
 
-Every physical line ends as exactly one outcome in :attr:`LogParser.tally` (``inputs.md`` §0):
-once :meth:`LogParser.close` has returned, the tally's sum equals the number of lines fed. State
-carried between lines, all of it flushed by ``close``:
+Every physical line ends as exactly one outcome in :attr:`LogParser.tally` (the closed
+vocabulary of :mod:`parsers.records`): once :meth:`LogParser.close` has returned, the tally's sum
+equals the number of lines fed. State carried between lines, all of it flushed by ``close``:
 
-- the *held* record, which stack lines and klog ``key=<`` values may still attach to (§1.4, §1.6);
-- unterminated CRI ``P`` parts, per stream (§1.3.2);
-- a JSON object re-wrapped over several lines, joined up to 50 lines / 64 KiB (§1.9 step 6);
-- the klog year anchor and the pod named by the last dump marker or framework header (§1.8).
+- the *held* record, which stack lines and klog ``key=<`` values may still attach to
+  (:mod:`parsers.held`);
+- unterminated CRI ``P`` parts, per stream (:mod:`parsers.joins`);
+- a JSON object re-wrapped over several lines, joined up to 50 lines / 64 KiB;
+- the klog year anchor and the pod named by the last dump marker or framework header.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class LogParser:
     ``shape="unparsed"`` records, ``strict`` raises :class:`ParseError` on the first one.
 
     ``anchor`` dates klog lines (no year) when no earlier line in the stream carries a full
-    date (§2.3). Lines longer than ``max_line`` bytes keep their head and count ``too_long``.
+    date (:func:`parsers.timestamps.parse_klog_time`). Lines longer than ``max_line`` bytes keep
+    their head and count ``too_long``.
     """
 
     def __init__(
@@ -83,7 +85,7 @@ class LogParser:
             self._feed(line_no, line, out)
         except ParseError:
             raise
-        except Exception as exc:  # the per-line error boundary of §0.1
+        except Exception as exc:  # the per-line error boundary: a bad line never escapes
             self._recover(line_no, exc)
         return out
 
@@ -121,7 +123,7 @@ class LogParser:
         self._logical(line_no, peeled, 0, out)
 
     def _cri_line(self, line_no: int, peeled: Peeled, out: list[LogRecord]) -> None:
-        """Concatenate `P` parts of one stream until its `F` (§1.3.2)."""
+        """Concatenate `P` (partial) parts of one stream until its `F` (full) line."""
         key = (peeled.path, peeled.cri_stream or "")
         parts = self._cri.get(key)
         if peeled.cri_partial:

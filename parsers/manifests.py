@@ -1,4 +1,4 @@
-"""Kubernetes manifests as bytes in, object dicts out (inputs.md §5).
+"""Kubernetes manifests as bytes in, object dicts out.
 
 Pure: no kvtrace imports, no file system. Errors are returned as :class:`ManifestError` values,
 never raised: garbage in gives an error value out.
@@ -10,7 +10,7 @@ What is tolerated:
 - ``kind: List`` / ``…List`` with ``items``: items inherit ``kind`` / ``apiVersion`` from the list
   kind (``PodList`` → ``Pod``) or from ``default_kind``;
 - YAML loaded **without implicit timestamps** and without YAML 1.1 ``yes/no/on/off`` booleans:
-  times and such words stay strings and go through the one time parser (§2.1);
+  times and such words stay strings and go through the one time parser (:mod:`parsers.timestamps`);
 - paste damage: on a YAML error, lines before the first ``apiVersion|kind|items|metadata`` key and
   ``...`` lines are dropped and the load retried; each repair is named in ``repairs``.
 """
@@ -29,7 +29,7 @@ _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 
 
 class PlainTimeLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """SafeLoader without timestamp resolution and with YAML 1.2 booleans only (§5)."""
+    """SafeLoader without timestamp resolution and with YAML 1.2 booleans only."""
 
 
 PlainTimeLoader.yaml_implicit_resolvers = {
@@ -99,7 +99,7 @@ def _looks_like_json(data: bytes) -> bool:
 
 
 def _load_yaml_with_repairs(text: str, path: str, default_kind: str | None) -> ManifestLoad:
-    """Load YAML; on failure walk the paste-repair ladder of §5 and retry once."""
+    """Load YAML; on failure walk the paste-repair ladder (``_repair``) and retry once."""
     lines = _split_olm(text).split("\n")
     numbers = list(range(1, len(lines) + 1))
     docs, error = _load_yaml(lines, numbers, path)
@@ -144,7 +144,7 @@ def _marked_error(exc: yaml.MarkedYAMLError, numbers: list[int], path: str) -> M
 
 
 def _repair(lines: list[str], numbers: list[int]) -> tuple[list[str], list[int], list[str]]:
-    """Drop lines before the first manifest key, then ``...`` lines (§5 paste ladder)."""
+    """Drop lines before the first manifest key, then ``...`` lines (the paste ladder)."""
     repairs: list[str] = []
     start = next((i for i, line in enumerate(lines) if _FIRST_KEY.match(line)), 0)
     if start > 0:
@@ -207,7 +207,7 @@ def _item_defaults(doc: dict[str, Any], default_kind: str | None) -> tuple[str |
     return kind[: -len(_LIST_SUFFIX)], api if isinstance(api, str) and api else None
 
 
-# --- `oc get events` text table (inputs.md §2.5), as written by must-gather --vm-incident ---
+# --- `oc get events` text table, as written by must-gather --vm-incident ---
 
 _AGE = re.compile(r"^(?:(\d+)y)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _AGE_UNITS = (365 * 86400, 86400, 3600, 60, 1)
@@ -234,7 +234,8 @@ class AgeInterval:
 
 
 def parse_age(text: str) -> AgeInterval | None:
-    """``52m`` → [3120 s, 3180 s); ``3m10s`` → [190 s, 191 s); ``<unknown>`` → None (§2.5)."""
+    """``52m`` → [3120 s, 3180 s); ``3m10s`` → [190 s, 191 s); ``<unknown>`` → None (an age is
+    truncated to its displayed unit)."""
     match = _AGE.match(text.strip())
     if not match or not any(match.groups()):
         return None

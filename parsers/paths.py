@@ -1,4 +1,6 @@
-"""Pod identity from a log file's path (``inputs.md`` §1.3.4, §3.3, §3.5, §3.6).
+"""Pod identity from a log file's path: node log files (``/var/log/containers``,
+``/var/log/pods``), ``oc adm inspect`` and must-gather trees, ``--vm-incident`` copies,
+``kubectl cluster-info dump`` and kvtrace bundles.
 
 The component name inside a log line does not say which pod wrote it; the path does. Unknown
 layouts yield a :class:`SourceInfo` with only ``source_id`` set.
@@ -40,7 +42,7 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
         rf"(?:^|/)logs/(?P<ns>{_SEG})/(?P<pod>{_SEG})/(?P<c>{_SEG})/"
         r"(?P<inst>current|previous)\.log(?:\.gz)?$"
     ),
-    # Harvester-like support bundle (unverified, §3.1): logs/<ns>/<pod>/<container>.log
+    # Harvester-like support bundle (layout not verified): logs/<ns>/<pod>/<container>.log
     re.compile(rf"(?:^|/)logs/(?P<ns>{_SEG})/(?P<pod>{_SEG})/(?P<c>{_SEG})\.log(?:\.gz)?$"),
     # kubectl cluster-info dump: <ns>/<pod>/logs.txt (containers split by dump markers)
     re.compile(rf"(?:^|/)(?P<ns>{_SEG})/(?P<pod>{_SEG})/logs\.txt(?:\.gz)?$"),

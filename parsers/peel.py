@@ -1,4 +1,4 @@
-"""Peel transport and paste layers off a line (``inputs.md`` §1.1 steps 1-6, §1.3, §1.9).
+"""Peel transport and paste layers off a line, before :mod:`parsers.classify` sees the body.
 
 Layers are removed, never rewritten; each one peeled is named in ``prefixes`` so a record can
 say how it was found. Order: decode → ANSI → markdown damage → grep path → `kubectl --prefix`
@@ -78,7 +78,7 @@ def strip_ansi(text: str) -> str:
 
 def trim_markdown(body: str) -> tuple[str, bool]:
     """Strip inline-code backticks, fences, `**`, `> ` and `- ` at the start and backticks or
-    `**` at the end (§1.9). Returns the remainder and whether anything was stripped."""
+    `**` at the end (paste damage). Returns the remainder and whether anything was stripped."""
     start = 0
     while True:
         match = _LEAD.match(body, start)
@@ -122,7 +122,7 @@ def _peel_kubectl(peeled: Peeled) -> None:
 
 
 def peel_time_prefix(peeled: Peeled) -> bool:
-    """CRI `<time> <stream> <F|P> ` or kubelet `<time> `: the capture time (§1.3.1, §1.3.2)."""
+    """CRI `<time> <stream> <F|P> ` or kubelet `<time> `: the capture time."""
     match = TIME_PREFIX.match(peeled.body)
     if match is None:
         return False

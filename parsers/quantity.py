@@ -1,4 +1,4 @@
-"""Kubernetes resource quantities, parsed and formatted as apimachinery does (inputs.md §4.7).
+"""Kubernetes resource quantities, parsed and formatted as apimachinery does.
 
 Pure and exact: values are :class:`decimal.Decimal`, never floats. The rules follow
 ``k8s.io/apimachinery/pkg/api/resource`` (``quantity.go`` ``ParseQuantity`` and

@@ -1,6 +1,6 @@
 """The small frozen values every parser emits.
 
-A physical input line ends as exactly one *outcome* (``inputs.md`` §0): ``record`` (a parsed
+A physical input line ends as exactly one *outcome*: ``record`` (a parsed
 line), ``continuation`` (merged into the previous record), or one of the skip reasons below.
 Parsers count every outcome in a :class:`LineTally`, so nothing is ever dropped silently: the sum
 of a tally always equals the number of lines fed.
@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-# Outcome codes: a closed vocabulary (inputs.md §0). Extend deliberately.
+# Outcome codes: a closed vocabulary. Extend deliberately.
 RECORD = "record"
 CONTINUATION = "continuation"
 BLANK = "blank"

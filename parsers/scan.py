@@ -31,7 +31,7 @@ class ScanResult:
 
 def _is_follower(line: bytes, previous: bytes) -> bool:
     """A line that belongs to the candidate before it: stack frames, klog ``key=<`` values, the
-    rest of a CRI partial line (``inputs.md`` §1.3.2, §1.4, §1.6)."""
+    rest of a CRI partial line."""
     if line[:1] in (b"\t", b" "):
         return True
     if line.startswith((b"goroutine ", b"panic: ", b"created by ")):

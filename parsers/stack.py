@@ -1,4 +1,4 @@
-"""Panic and stack-trace lines (``inputs.md`` §1.6).
+"""Panic and stack-trace lines (Go runtime dumps and apimachinery's "Observed a panic").
 
 A block *starts* at `goroutine N [`, `panic: ` or `fatal error: ` (or a klog line ending in
 `stacktrace=<`, handled with structured klog). It *continues* over TAB-indented lines, Go frame

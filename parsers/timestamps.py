@@ -1,4 +1,4 @@
-"""The one tolerant time parser (``inputs.md`` §2.1, §2.3).
+"""The one tolerant time parser.
 
 Every time string kvtrace reads goes through :func:`parse_time`, which returns a UTC
 :class:`~parsers.records.Timestamp` whose resolution follows the fraction digits written, or
@@ -106,7 +106,7 @@ def _with_dateutil(text: str) -> Timestamp | None:
     """Last resort for odd but dated forms (RFC 1123 and the like). Never guesses a date."""
     if not text.isascii() or not _DATEUTIL_SHAPE.match(text):
         return None
-    from dateutil import parser as dateutil_parser  # the one home of dateutil (STYLE.md)
+    from dateutil import parser as dateutil_parser  # the one home of dateutil
 
     try:
         parsed = dateutil_parser.parse(text, fuzzy=False)
@@ -156,7 +156,7 @@ def _closest_year(
     month: int, day: int, clock: tuple[int, int, int, int], anchor: datetime
 ) -> datetime | None:
     """Year A-1, A or A+1 closest to the anchor (December/January rollover); 02-29 only in leap
-    years (§2.3 step 3)."""
+    years."""
     best: datetime | None = None
     for year in (anchor.year - 1, anchor.year, anchor.year + 1):
         try:
@@ -176,7 +176,8 @@ def _as_utc(anchor: datetime) -> datetime:
 
 def parse_klog_time(mmdd: str, hms: str, anchor: datetime | None) -> Timestamp | None:
     """A klog header time (`0307`, `09:14:05.412208`) or a stern short time (`03-07`,
-    `09:14:05`), placed in the year closest to ``anchor`` (``inputs.md`` §2.3).
+    `09:14:05`), placed in the year closest to ``anchor`` (the stream passes the line's own
+    capture prefix, else the last fully-dated line, else the collection time).
 
     Returns None without an anchor (the caller counts ``time_partial``) or for an impossible
     date. The zone is unknown: UTC is assumed and flagged, with ``year_inferred``.
@@ -197,12 +198,12 @@ def parse_klog_time(mmdd: str, hms: str, anchor: datetime | None) -> Timestamp |
 
 
 def inherited(time: Timestamp) -> Timestamp:
-    """The same interval, marked as taken from a neighbouring line (§1.6)."""
+    """The same interval, marked as taken from a neighbouring line (a standalone panic block)."""
     if INHERITED in time.flags:
         return time
     return Timestamp(time.at, time.resolution_us, (*time.flags, INHERITED))
 
 
 def is_fully_dated(time: Timestamp) -> bool:
-    """True when the time carries its own year (usable as a klog anchor, §2.3 step 2)."""
+    """True when the time carries its own year (usable as a klog anchor)."""
     return YEAR_INFERRED not in time.flags and INHERITED not in time.flags

@@ -6,7 +6,9 @@
 
 Reuses make_samples.py's writers (v1.9.0 line shapes, kubelet --timestamps prefix, kubectl YAML)
 and adds what leadership needs: previous.log of a restarted container, restart counts, the
-Endpoints lock of pre-v1.3 releases. Leader-election behaviour follows launcher-pod.md §6.2.
+Endpoints lock of pre-v1.3 releases. Leader-election behaviour follows client-go's
+leaderelection.go as vendored at v1.9.0 (retries 252-275, renewal rounds 278-299, expiry
+461-470).
 """
 
 from __future__ import annotations
@@ -194,7 +196,8 @@ def api_errors(log: ControllerLog, first: int, until: int, rng: random.Random, w
 
 
 def deposed(log: ControllerLog, renewed: int, gave_up: int, rng: random.Random) -> None:
-    """A leader whose renewal round failed (launcher-pod.md §6.2 steps 1–3)."""
+    """A leader whose renewal round failed: klog E lines (leaderelection.go:441, 448, 484), then
+    ``failed to renew lease`` (296-297) and ``leaderelection lost`` (application.go:1170-1172)."""
     timeout = f'Get "{API}?timeout=5s": context deadline exceeded'
     optimistic = f'Failed to update lock optimistically: Put "{API}?timeout=5s": context '
     log.klog(renewed + 7_000_411, "E", "leaderelection.go:441", optimistic
@@ -313,7 +316,8 @@ def scenario_split_brain() -> dict[str, Any]:
 
 def scenario_endpoints_lock() -> dict[str, Any]:
     """The pre-v1.3 lock: no Lease, an Endpoints virt-controller whose annotation holds the
-    election record (inputs.md §4.5; whole seconds, leaderTransitions)."""
+    election record (``control-plane.alpha.kubernetes.io/leader``; whole seconds,
+    leaderTransitions)."""
     sc = LeaderScene(
         "leader-endpoints-lock", rv_start=9_118_300, rs_hash="59c7d8b6f4", node="node-c07",
         node_ip="192.168.122.17",

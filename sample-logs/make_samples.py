@@ -4,12 +4,12 @@
     python3 sample-logs/make_samples.py            # rewrite every sample under sample-logs/
     python3 sample-logs/make_samples.py --check    # regenerate into a temp dir and diff
 
-Every name, UID and time here is invented. Log lines follow the KubeVirt v1.9.0 shapes
-described in the shared reference (controllers.md §1-§3, §7, §9.2; inputs.md §1-§4):
-sorted-key compact JSON from go-kit, 6-digit µs timestamps with a literal Z, klog text
-lines for client-go leader election, stdlib-adapter lines with pos stdlib.go:105 and ts,
-and a kubelet ``--timestamps`` prefix (9 fraction digits) a few µs-ms after the body time.
-Only lines printed at the default verbosity 2 appear.
+Every name, UID and time here is invented. Log lines follow the KubeVirt v1.9.0 shapes (the
+logger log.go:43, 187-199 and go-kit's json_logger.go:23-37; the messages and positions of
+kvtrace/timeline/catalog.py): sorted-key compact JSON from go-kit, 6-digit µs timestamps with a
+literal Z, klog text lines for client-go leader election, stdlib-adapter lines with pos
+stdlib.go:105 and ts, and a kubelet ``--timestamps`` prefix (9 fraction digits) a few µs-ms after
+the body time. Only lines printed at the default verbosity 2 appear.
 
 Standard library + PyYAML only.
 """
@@ -2194,7 +2194,9 @@ class FaultScene:
         node: str,
         node_ip: str,
     ) -> None:
-        assert 15_000_000 <= acquire_after <= 19_400_000  # stale Lease record (§9.2)
+        # a stale Lease record: 15 s from the first look, then the next 2-4.4 s retry
+        # (client-go leaderelection.go:252-273, 461-470 at v1.9.0)
+        assert 15_000_000 <= acquire_after <= 19_400_000
         self.name = name
         self.ids = Ids(f"kvtrace-sample-{name}")
         self.rv = RV(rv_start)

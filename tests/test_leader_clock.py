@@ -1,4 +1,4 @@
-"""klog leader lines carry no year and no zone (inputs.md §1.4, §2.3): the year comes from the
+"""klog leader lines carry no year and no zone (docs/leader.md, "Clocks"): the year comes from the
 line's kubelet prefix, else the nearest earlier fully-dated line of the stream, else the capture
 time; UTC is assumed and flagged."""
 

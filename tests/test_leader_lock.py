@@ -1,5 +1,6 @@
-"""The lock record (Lease, pre-v1.3 Endpoints annotation), its health, the holder's pod, and the
-epoch/gap/overlap arithmetic of kvtrace.leader."""
+"""The lock record (Lease, pre-v1.3 Endpoints annotation), its health, the holder's pod
+(kvtrace/leader/status.py), and the epoch/gap/overlap arithmetic
+(kvtrace/model/leader_epochs.py)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """Property tests: timelines generated from the controller's own behaviour pass the model; the same
 timelines with one injected fault fail exactly that fault's rule.
 
-The generator follows controllers.md §3 (decision table and typical sequences) and §5.1 (backoff):
-random run strategy, random VMI endings (Succeeded/Failed, reached Running or not), random
-repeats of stop decisions while a VMI terminates, random waits, and the leader's and standby's
-lines in separate replica logs.
+The generator follows v1.9.0's ``syncRunStrategy`` (vm.go:970-1178) and the crash-loop backoff
+(vm.go:1477-1603): random run strategy, random VMI endings (Succeeded/Failed, reached Running or
+not), random repeats of stop decisions while a VMI terminates, random waits, and the leader's and
+standby's lines in separate replica logs.
 """
 
 from __future__ import annotations

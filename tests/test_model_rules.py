@@ -173,7 +173,8 @@ def test_ex01_no_duplicate_create():
 
 
 def test_rc04_limiter_delays_are_the_work_queue_defaults():
-    """controllers.md §5.2: 5 ms·2^(n-1), 1.28 s at n=9, 655.36 s at n=18, then 1000 s."""
+    """client-go's default_rate_limiters.go:50-56 (vendored at v1.9.0): 5 ms·2^(n-1), 1.28 s at
+    n=9, 655.36 s at n=18, then 1000 s."""
     from kvtrace.model.rules_reconcile import limiter_delay
 
     assert [limiter_delay(n) for n in (1, 2, 3, 9, 18)] == [0.005, 0.01, 0.02, 1.28, 655.36]

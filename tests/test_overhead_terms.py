@@ -1,4 +1,5 @@
-"""The memory overhead term by term: the seed's figures, launcher-pod.md §1.5 and §5.2 exactly."""
+"""The memory overhead term by term: the seed's figures, the v1.9.0 worked examples and the
+per-release totals (docs/verify-overhead.md) exactly."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""KubeVirt JSON lines (inputs.md §1.2) and the invalid-JSON repair ladder (§1.9)."""
+"""KubeVirt JSON lines and the invalid-JSON repair ladder (parsers/kvjson.py)."""
 
 from __future__ import annotations
 
@@ -181,7 +181,7 @@ def test_same_message_ms_apart_is_two_records() -> None:
     assert tally == {"record": 2}
 
 
-# -- the repair ladder (§1.9) ------------------------------------------------------------
+# -- the repair ladder ------------------------------------------------------------------
 
 
 def test_missing_closing_quote_before_brace() -> None:

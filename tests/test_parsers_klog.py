@@ -1,4 +1,4 @@
-"""klog text (inputs.md §1.4), Go std log (§1.5), old logfmt (§1.7), klog years (§2.3)."""
+"""klog text, Go std log, old logfmt, klog years."""
 
 from __future__ import annotations
 

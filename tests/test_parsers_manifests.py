@@ -1,4 +1,4 @@
-"""parsers.manifests: YAML/JSON tolerance (inputs.md §5) and the events table (§2.5)."""
+"""parsers.manifests: YAML/JSON tolerance and the ``oc get events`` text table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Paste damage, stream structure lines and bad-line policies (inputs.md §0, §1.8, §1.9)."""
+"""Paste damage, stream structure lines and bad-line policies."""
 
 from __future__ import annotations
 

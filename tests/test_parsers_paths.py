@@ -1,4 +1,4 @@
-"""source_from_path: pod identity from the path layouts of inputs.md §1.3.4, §3.3, §3.5, §3.6."""
+"""source_from_path: pod identity from the path layouts of parsers/paths.py."""
 
 from __future__ import annotations
 

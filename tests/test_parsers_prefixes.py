@@ -1,4 +1,4 @@
-"""Prefixes before the body (inputs.md §1.3): kubelet, CRI, grep paths, kubectl, stern, ANSI."""
+"""Prefixes before the body: kubelet, CRI, grep paths, kubectl, stern, ANSI."""
 
 from __future__ import annotations
 

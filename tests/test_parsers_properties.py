@@ -1,5 +1,5 @@
-"""Invariants of the line parser (STYLE.md habit 9, inputs.md §0): in skip and keep mode it never
-raises on any bytes, every line ends as exactly one counted outcome, and parsing is
+"""Invariants of the line parser (never crash, never drop a line silently): in skip and keep
+mode it never raises on any bytes, every line ends as exactly one counted outcome, and parsing is
 deterministic."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Panics and stack traces (inputs.md §1.6): the three shapes and the grouping rule."""
+"""Panics and stack traces: the three shapes and the grouping rule."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""parse_time / parse_klog_time: inputs.md §2.1 and §2.3."""
+"""parse_time / parse_klog_time: every time format kvtrace reads, and klog year inference."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Kubernetes quantities: the inputs.md §4.7 vectors, rejects, and Hypothesis round trips."""
+"""Kubernetes quantities: apimachinery's parsing vectors, rejects, and Hypothesis round trips."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""kubectl cluster-info dump --output-directory (inputs.md §3.6)."""
+"""kubectl cluster-info dump --output-directory."""
 
 from __future__ import annotations
 

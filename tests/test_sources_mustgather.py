@@ -1,4 +1,4 @@
-"""KubeVirt must-gather and plain inspect trees (inputs.md §3.2–3.4, §3.8, §3.10)."""
+"""KubeVirt must-gather and plain inspect trees: layouts, object de-duplication, what is missing."""
 
 from __future__ import annotations
 

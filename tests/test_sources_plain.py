@@ -1,4 +1,4 @@
-"""Plain directories, single files (inputs.md §3.7) and --log FILE / stdin."""
+"""Plain directories, single files and --log FILE / stdin."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""must-gather --vm-incident bundles (inputs.md §3.5) and their text events table (§2.5)."""
+"""must-gather --vm-incident bundles and their text events table."""
 
 from __future__ import annotations
 

@@ -5,8 +5,8 @@
 to the bucket of the VM it names (``crc32(namespace/name) % buckets``); leader-election lines go
 to a shared file every bucket reads, lines naming no VM to an ``unrouted`` file that is only
 counted. Continuation lines (stack frames) follow the line before them. Phase two
-(:mod:`kvtrace.check`) parses and checks one bucket per worker, so no process ever holds more than
-its bucket's rows.
+(:mod:`kvtrace.check.workers`) parses and checks one bucket per worker, so no process ever holds
+more than its bucket's rows.
 
 Bucket files hold ``<range id>\\t<line number in range>\\t<raw line>`` so each line keeps its
 provenance: the range id gives the stream and the range's first line number.

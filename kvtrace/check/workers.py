@@ -2,7 +2,7 @@
 
 Workers are forked after the evidence is open and the router is built, so they share both
 without pickling them; tasks carry only bucket names and small numbering maps, and results are
-the compact :class:`~kvtrace.check.VMCheck` values plus per-stream line tallies.
+the compact :class:`~kvtrace.check.report.VMCheck` values plus per-stream line tallies.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """The leader state in one Evidence: the lock object, the virt-controller replicas, their lines.
 
-The lock is the Lease ``<ns>/virt-controller`` (``launcher-pod.md`` §6.1, §6.4; ``inputs.md``
-§4.5); v0.x used an Endpoints object and v1.0–v1.2 both, the Endpoints carrying the record as
-JSON in the ``control-plane.alpha.kubernetes.io/leader`` annotation (whole seconds,
+The lock is the Lease ``<ns>/virt-controller`` (leaderelectionconfig/config.go:34,
+application.go:1148-1150 at v1.9.0; client-go writes its fields in leaselock.go:149-166); v0.x
+used an Endpoints object and v1.0–v1.2 both (config.go:42 at v1.0.0), the Endpoints carrying the
+record as JSON in the ``control-plane.alpha.kubernetes.io/leader`` annotation (whole seconds,
 ``leaderTransitions``). Lease health is judged from ``renewTime`` against the reference time
 (capture time of a bundle, else now): the holder renews about every 2 s and gives up when a round
 fails for the renew deadline (leaderelection.go:278-299); any standby takes over once the record is
 older than ``leaseDurationSeconds`` in its view (leaderelection.go:461-470). Readiness never tells
-the leader: ``/leader`` always answers 200 (application.go:1017-1035, §6.6).
+the leader: ``/leader`` always answers 200 (application.go:1017-1035).
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ def read_lease(evidence: Evidence, namespace: str) -> LockRecord | None:
 
 
 def read_endpoints_lock(evidence: Evidence, namespace: str) -> LockRecord | None:
-    """The annotation record of the pre-v1.3 Endpoints lock (``inputs.md`` §4.5)."""
+    """The annotation record of the pre-v1.3 Endpoints lock: JSON in the annotation
+    ``control-plane.alpha.kubernetes.io/leader``, whole seconds, ``leaderTransitions``."""
     endpoints = _lock_object(evidence, ENDPOINTS, namespace)
     if endpoints is None:
         return None
@@ -185,7 +187,7 @@ def controller_streams(evidence: Evidence, namespace: str) -> list[LogStream]:
 
 def read_leader_lines(evidence: Evidence, namespace: str) -> LeaderLines:
     """Leader rows, and the action rows (``model.facts.is_action``) of the VM and VMI controllers
-    (``bulk.ACTION_FILES``): client-go's klog errors are no controller action."""
+    (``timeline.router.ACTION_FILES``): client-go's klog errors are no controller action."""
     from kvtrace.model.facts import is_action
 
     found = LeaderLines()

@@ -2,8 +2,8 @@
 
 Run strategy (``types.go:1957-1970``: ``running`` true → Always, false or unset → Halted),
 VMI incarnations with their phase timestamps, reconciles rebuilt from log lines (at default
-verbosity no reconcile-start line exists, ``controllers.md`` §1.6: a decision line opens a
-reconcile, ``re-enqueuing`` closes one), and leader epochs.
+verbosity no reconcile-start line exists: ``Started processing vm`` is V(4), vm.go:372 at v1.9.0;
+a decision line opens a reconcile, ``re-enqueuing`` closes one), and leader epochs.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ PRELUDES = {"vm.restart-request", "vm.stop-request"}
 SAME_RECONCILE_SECONDS = 1.0
 # Between a VMI delete call and a reconcile that finds the VMI gone, the VMI controller and the
 # VM controller must each remove a finalizer and the informer must deliver the deletion
-# (controllers.md §3.4): at least three API round trips. A start decision sooner than this after
-# a delete, with nothing in between, cannot be a separate reconcile.
+# (lifecycle.go:459-478, vm.go:2503-2511 at v1.9.0): at least three API round trips. A start
+# decision sooner than this after a delete, with nothing in between, cannot be a separate
+# reconcile.
 SAME_PASS_SECONDS = 0.02
 
 

@@ -1,15 +1,16 @@
 """Leader epochs: which virt-controller replica held the Lease when, and where that was unclear.
 
-Evidence (``controllers.md`` §9.2): client-go's klog lines ``successfully acquired lease
-<ns>/virt-controller`` (leaderelection.go:271) start an epoch, as does the ``STARTING controllers``
-stdlib line (application.go:614) that follows it; ``failed to renew lease`` (leaderelection.go:297)
-and ``leaderelection lost`` (application.go:1171, then exit 1) end it. A replica that only logged
-``attempting to acquire leader lease`` (leaderelection.go:257) is a standby. The one implementation
-used by the model's "leader only" rules and by ``kvtrace leader``.
+Evidence (KubeVirt v1.9.0 and the client-go it vendors): client-go's klog lines ``successfully
+acquired lease <ns>/virt-controller`` (leaderelection.go:271) start an epoch, as does the
+``STARTING controllers`` stdlib line (application.go:614) that follows it; ``failed to renew
+lease`` (leaderelection.go:297) and ``leaderelection lost`` (application.go:1171, then exit 1) end
+it. A replica that only logged ``attempting to acquire leader lease`` (leaderelection.go:257) is a
+standby. The one implementation used by the model's "leader only" rules and by ``kvtrace leader``.
 
-Gaps and overlaps (``launcher-pod.md`` §6.2): a deposed leader gives up about 12 s after its last
-renewal and a standby takes over 15–23.8 s after it, so a normal failover leaves 3–12 s without a
-leader; a gap longer than the lease duration means nobody could take over. Two replicas whose
+Gaps and overlaps (renewal rounds leaderelection.go:278-299, expiry judged by each standby on its
+own clock 461-470): a deposed leader gives up about 12 s after its last renewal and a standby takes
+over 15–23.8 s after it, so a normal failover leaves 3–12 s without a leader; a gap longer than
+the lease duration means nobody could take over. Two replicas whose
 controller actions interleave (a stalled leader resuming after another took over) are split-brain.
 """
 

@@ -1,7 +1,9 @@
 """The rule table: every behaviour of virt-controller kvtrace checks, with its source positions.
 
 Positions are KubeVirt v1.9.0 (tag 79d34c17); the message texts are the same from v1.7.0 on
-(``controllers.md`` §10), so the model applies to v1.7.0–v1.9.x.
+(the constants at vm.go:85-121 and the bodies of ``syncRunStrategy``, ``startVMI``, ``stopVMI``
+and the backoff functions are byte-identical in v1.7.0, v1.8.0 and v1.9.0), so the model applies
+to v1.7.0–v1.9.x.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Crash-loop backoff (vm.go:1477-1603, ``controllers.md`` §5.1).
+"""Crash-loop backoff (vm.go:1477-1603 at v1.9.0; the 300 s cap is vm.go:132).
 
 A VMI that ends (Succeeded or Failed) without ever reaching Running counts as a start failure:
 the n-th consecutive one delays the next start by ``10·n²`` s plus up to 50 % jitter, capped at

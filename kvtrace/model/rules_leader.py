@@ -1,5 +1,5 @@
 """Leader-only checks: only the replica holding the Lease runs the controllers (application.go:604,
-614; ``controllers.md`` §9.2). Evidence: klog lease lines, ``STARTING controllers``, and
+614 at v1.9.0). Evidence: klog lease lines, ``STARTING controllers``, and
 ``leaderelection lost`` at the end of a previous container's log."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""VMI phase checks: who moves a VMI where (``controllers.md`` §6).
+"""VMI phase checks: who moves a VMI where (at v1.9.0: the VMI controller, lifecycle.go:256-613;
+virt-handler, its vm.go:2319-2390; the node controller, node.go:276-291).
 
 Phase timestamps come from up to three clocks (virt-api, the leader, the VMI's node) at one-second
 precision, and exist only for the first entry into a phase; changes the VMI controller makes by

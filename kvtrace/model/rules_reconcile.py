@@ -2,9 +2,8 @@
 
 Every stop branch returns right after ``stopVMI`` (vm.go:1016, 1065, 1100), a create needs the
 VMI gone from the cache, and while a create or delete expectation is pending ``sync`` returns
-before deciding (vm.go:3225): delete and create never share a reconcile (``controllers.md``
-§3.4). Expectations (vm.go:1333, 2012; §4.5) keep a second create from happening before the first
-is observed.
+before deciding (vm.go:3225): delete and create never share a reconcile. Expectations
+(vm.go:1333, 2012) keep a second create from happening before the first is observed.
 """
 
 from __future__ import annotations
@@ -107,9 +106,10 @@ def _failed_creates(facts: Facts) -> Iterator[Finding]:
     """A failed create is a duplicate only when the API said ``already exists``.
 
     ``Failed to create VirtualMachineInstance: /`` (vm.go:1336) is printed for every failed create
-    — the ``/`` comes from the empty object the client returns on any error (controllers.md
-    §4.5) — and carries no reason; the cause is in the reconcile's ``Reconciling the
-    VirtualMachine failed.`` line (vm.go:448) or, for the revision, in vm.go:1286's own reason.
+    — the ``/`` comes from the empty object the client returns on any error (client-go's
+    gentype/type.go:205-216, vendored at v1.9.0) — and carries no reason; the cause is in the
+    reconcile's ``Reconciling the VirtualMachine failed.`` line (vm.go:448) or, for the revision,
+    in vm.go:1286's own reason.
     """
     reported: set[int] = set()
     for i in facts.by_message("vm.revision-failed", "vm.create-failed"):
@@ -152,7 +152,9 @@ def failure_ends_in_requeue(facts: Facts) -> Iterator[Finding]:
     yield from _retries(facts)
 
 
-LIMITER_BASE = 0.005  # seconds; workqueue per-key exponential limiter (controllers.md §5.2)
+# seconds; workqueue per-key exponential limiter (vm.go:153-156 at v1.9.0 uses client-go's
+# DefaultTypedControllerRateLimiter, default_rate_limiters.go:50-56, 116-135)
+LIMITER_BASE = 0.005
 LIMITER_CAP = 1000.0
 TIMER_SLACK = 0.001  # the queue's delaying timer and the log's µs stamps
 

@@ -1,5 +1,5 @@
 """What ``startVMI`` and ``SetupVMIFromVM`` put on every VMI they create (vm.go:1257-1345,
-1868-1897; ``controllers.md`` §4)."""
+1868-1897 at v1.9.0)."""
 
 from __future__ import annotations
 

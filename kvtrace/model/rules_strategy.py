@@ -1,4 +1,4 @@
-"""Run-strategy checks: ``syncRunStrategy`` (vm.go:970-1178), ``controllers.md`` §3.2."""
+"""Run-strategy checks: ``syncRunStrategy`` (vm.go:970-1178 at v1.9.0)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from kvtrace.model.facts import FINAL, Facts
 from kvtrace.model.verdicts import Finding, explained, unverifiable, violated
 
-# Which strategies print each decision text (controllers.md §2.2, v1.9.0 positions).
+# Which strategies print each decision text (v1.9.0 positions in ``syncRunStrategy``).
 TEXT_STRATEGIES: dict[str, frozenset[str]] = {
     "vm.restart-request": frozenset({"Always"}),  # vm.go:985
     "vm.stop": frozenset({"Always", "RerunOnFailure"}),  # vm.go:1005, 1052

@@ -9,7 +9,7 @@ from kvtrace.evidence import KUBEVIRT, POD, Evidence
 from kvtrace.model.rules import ENCODED_VERSION
 
 _SEMVER = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
-LOWEST = (1, 7, 0)  # message texts are identical from v1.7.0 (controllers.md §10)
+LOWEST = (1, 7, 0)  # message texts identical from v1.7.0 (vm.go:85-121, same reconcile code)
 HIGHEST_MINOR = (1, 9)
 
 

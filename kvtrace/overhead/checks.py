@@ -1,7 +1,8 @@
 """Expected vs actual for the overhead record and the compute container's resources.
 
 ``ok`` is True (✓), False (✗) or None (could not be checked; ``note`` says why). Quantities are
-compared by value: the API server re-canonicalises strings (launcher-pod.md §7 item 3).
+compared by value: the API server re-canonicalises strings (the controller writes ``1.6``, the
+pod then shows ``1600m``).
 """
 
 from __future__ import annotations

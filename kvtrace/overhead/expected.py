@@ -1,4 +1,4 @@
-"""What the renderer puts into the compute container's memory and CPU (launcher-pod.md §3).
+"""What the renderer puts into the compute container's memory and CPU (KubeVirt v1.9.0).
 
 ``expected_memory`` follows ``services/renderresources.go:220-306, 356-359`` (base request,
 overhead, limits, hugepages, ``overcommitGuestOverhead``); ``expected_cpu`` follows

@@ -1,4 +1,9 @@
-"""Pod invariants of ``renderLaunchManifest`` (launcher-pod.md §3.5, §3.8, §4.2–§4.6, §5.5)."""
+"""Pod invariants of ``renderLaunchManifest`` (services/template.go:395-797 at v1.9.0).
+
+Grace periods, ``--qemu-timeout``, the readiness gate, device limits, run-as user and the
+guest-console-log container, each check with its own position; what differs by release comes from
+:mod:`kvtrace.overhead.versions`.
+"""
 
 from __future__ import annotations
 

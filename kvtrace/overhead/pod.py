@@ -1,4 +1,5 @@
-"""The launcher pod as read: its compute container, argv, resources (inputs.md §4.3)."""
+"""The launcher pod as read: its compute container (``spec.containers[name=compute]``), argv,
+resources and the ``kubevirt.io/memory-overhead-bytes`` annotation."""
 
 from __future__ import annotations
 

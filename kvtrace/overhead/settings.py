@@ -2,8 +2,9 @@
 
 Each setting says where it came from. Per setting: the KubeVirt CR wins when it sets the field
 (it is what virt-controller read); else the flag; else the KubeVirt default. A flag that the CR
-overrides is reported in ``notes``. Paths and defaults: launcher-pod.md §1.2 row 18, §3.2, §3.3,
-§3.5, §3.7, §3.8 (``virt-config.go:66, 88, 226, 306-308``; ``configuration.go:173, 220``).
+overrides is reported in ``notes``. Paths and defaults at v1.9.0: ``virt-config.go:66, 88,
+155-157, 226, 306-308, 318-340, 480-482``; ``configuration.go:173, 220``; the overhead ratio
+``api/core/v1/types.go:3105-3111``; feature gates ``featuregate/feature-gates.go:89-112``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""The memory overhead, term by term, for one VMI under one release (launcher-pod.md §1.2, §5.1).
+"""The memory overhead, term by term, for one VMI under one release.
 
 ``overhead_terms`` returns every term in the order the controller adds them, applied or not,
 each with its condition, why, bytes and source position. Positions are exact for v1.9.0
-(``kvm/hypervisorbackend.go``); for older releases they name the function (§5 location table).
+(``kvm/hypervisorbackend.go``, which v1.8.0 already has); for older releases they name the
+function (``GetMemoryOverhead`` in that release's ``services/renderresources.go``).
 """
 
 from __future__ import annotations

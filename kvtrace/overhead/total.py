@@ -1,7 +1,7 @@
 """Assemble the overhead: the late terms (QoS, reserved, ratio, network) and the total.
 
-Order as in the controller (launcher-pod.md §1.2, §5.1): the ``GetMemoryOverhead`` terms, the
-ratio (``kvm/hypervisorbackend.go:165-175, 203-209``), then the network memory that
+Order as in the controller (v1.9.0): the ``GetMemoryOverhead`` terms, the ratio
+(``kvm/hypervisorbackend.go:165-175, 203-209``), then the network memory that
 ``CalculateMemoryOverhead`` adds after it (``services/template.go:1687-1691``;
 ``network/resources/memory.go:34-100``). Before v1.6 the 100Mi dedicated/QoS term came after the
 ratio; v1.0–v1.2 had 800Mi per ``passt`` interface before it.

@@ -1,7 +1,8 @@
-"""Per-release constants of the memory overhead and the launcher pod (launcher-pod.md §5).
+"""Per-release constants of the memory overhead and the launcher pod.
 
-One :class:`Release` per minor v1.0 … v1.9; the values come from §5.1 (overhead terms), §5.4 and
-§5.5 (pod rendering). Patch releases inside a minor share the minor's constants.
+One :class:`Release` per minor v1.0 … v1.9; the values were read in the source at each release's
+tag (the commit behind a change is named next to its field). Patch releases inside a minor share
+the minor's constants.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Read the VMI fields the overhead and the pod renderer use (launcher-pod.md §1.2, §2, §3).
+"""Read the VMI fields the overhead and the pod renderer use (KubeVirt v1.9.0's
+``GetMemoryOverhead`` in kvm/hypervisorbackend.go and the renderer in services/).
 
 Quantities go through :mod:`parsers.quantity`; a field that cannot be parsed raises
 :class:`FieldError` naming the field path, so the report can say what could not be checked.

@@ -149,7 +149,8 @@ def kubevirt_version_of(kubevirts: list[KubeObject] | None) -> str | None:
 
 
 def parse_instant(text: Any) -> datetime | None:
-    """A collection time from a manifest field or a ``timestamp`` file line (§2.1)."""
+    """A collection time from a manifest field or a must-gather ``timestamp`` file line (Go's
+    ``time.String()`` format, ``m=+…`` suffix included)."""
     if not isinstance(text, str):
         return None
     parsed = parse_time(text)

@@ -1,4 +1,4 @@
-"""Open offline evidence: a bundle (directory or archive) or plain log files (inputs.md §3.1).
+"""Open offline evidence: a bundle (directory or archive) or plain log files.
 
 ``open_bundle`` sniffs the layout, in this order: kvtrace's own bundle (``manifest.json`` of kind
 BundleManifest), KubeVirt must-gather roots (``version`` file), ``--vm-incident`` roots
@@ -43,7 +43,8 @@ def open_bundle(path: Path, limits: Limits | None = None) -> Iterator[Evidence]:
 
 
 def read_tree(tree: BundleTree, limits: Limits) -> Evidence:
-    """Sniff the layout of ``tree`` (§3.1) and read it with that layout's rules."""
+    """Sniff the layout of ``tree`` (in the order of the module docstring) and read it with that
+    layout's rules."""
     builder = EvidenceBuilder(tree, limits)
     own = kvtrace_bundle.find_manifest(tree)
     if own is not None:

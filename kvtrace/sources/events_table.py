@@ -1,4 +1,4 @@
-"""Events rebuilt from an ``oc get events`` text table (inputs.md §2.5).
+"""Events rebuilt from an ``oc get events`` text table (as must-gather ``--vm-incident`` writes).
 
 A table row has no absolute time, only an age truncated to its unit. Each row becomes an Event
 dict whose ``firstTimestamp``/``lastTimestamp`` stay null; the time *interval* is under the

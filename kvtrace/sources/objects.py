@@ -1,4 +1,4 @@
-"""The object index of a bundle: kinds kvtrace uses, and de-duplication (inputs.md §3.8)."""
+"""The object index of a bundle: kinds kvtrace uses, and de-duplication."""
 
 from __future__ import annotations
 
@@ -143,7 +143,8 @@ def api_group(api_version: Any) -> str:
 
 
 def _newer(new: _Entry, current: _Entry) -> bool:
-    """True when ``new`` should replace ``current`` (§3.8 preference order)."""
+    """True when ``new`` should replace ``current``: the higher numeric resourceVersion, else the
+    single-object file over a list item, else the later ``managedFields[].time``."""
     a, b = new.obj.resource_version or "", current.obj.resource_version or ""
     if a.isdigit() and b.isdigit() and int(a) != int(b):
         return int(a) > int(b)

@@ -1,4 +1,4 @@
-"""Reading stranger-supplied bundles without trusting them (inputs.md §3.1).
+"""Reading stranger-supplied bundles without trusting them.
 
 Archives are sniffed by magic bytes and extracted member by member into kvtrace's own temp
 directory (``kvtrace-*``, removed on close). Nothing is ever written elsewhere: absolute names and

@@ -1,4 +1,4 @@
-"""Walking a bundle directory without following symlinks out of it (inputs.md §3.1)."""
+"""Walking a bundle directory without following symlinks out of it."""
 
 from __future__ import annotations
 

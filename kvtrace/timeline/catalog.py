@@ -1,8 +1,9 @@
 """The virt-controller message catalog: which log line means what.
 
 Messages are matched by their text, never by ``pos`` alone: the same message moves between
-releases (``controllers.md`` §10.1). Each entry records where v1.7.0 … v1.9.0 print it, so a
-line's ``pos`` can also tell which release wrote it.
+releases (``Starting VM due to runStrategy`` is vm.go:1009 at v1.7.0, 1030 at v1.7.1, 1031 at
+v1.7.3–v1.8.4 and 1032 at v1.9.0). Each entry records where v1.7.0 … v1.9.0 print it, so a line's
+``pos`` can also tell which release wrote it.
 
 Categories:
 ``decision`` a run-strategy decision (logged before acting, repeats while a VMI terminates);
@@ -18,7 +19,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-# Version bands used for positions (controllers.md §10.1).
+# Version bands used for positions: vm.go line numbers are shared by v1.7.1–v1.7.2 and by
+# v1.7.3–v1.8.4.
 V170, V171, V173, V190 = "v1.7.0", "v1.7.1", "v1.7.3", "v1.9.0"
 
 

@@ -1,10 +1,11 @@
 """Timeline rows from controller logs: parse the candidates, attribute them to the VM.
 
-Attribution (issue #2 §4): by uid (VM, any VMI incarnation, launcher pod), by namespace/name,
-by launcher pod name, and by the ``ns/name`` key inside messages that carry no object
-(``re-enqueuing VirtualMachine ns/name`` at ``vm.go:348``, ``reenqueuing VirtualMachineInstance
-ns/name`` at ``vmi.go:288``, ``Dispatching delete event for vmi ns/name`` at ``vm.go:1685``).
-Leader-election lines are kept as context for every replica.
+Attribution (docs/timeline.md, "Where rows come from"): by uid (VM, any VMI incarnation,
+launcher pod), by namespace/name, by launcher pod name, and by the ``ns/name`` key inside
+messages that carry no object (``re-enqueuing VirtualMachine ns/name`` at ``vm.go:348``,
+``reenqueuing VirtualMachineInstance ns/name`` at ``vmi.go:288``, ``Dispatching delete event for
+vmi ns/name`` at ``vm.go:1685``, all at v1.9.0). Leader-election lines are kept as context for
+every replica.
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def _parse(scan: StreamScan, anchor: datetime | None, tally: LineTally) -> Itera
 
 
 def is_duplicate(record: LogRecord, stream: LogStream, seen: set[tuple[object, ...]]) -> bool:
-    """A byte-identical body from the same pod seen in another source (inputs.md §1.10)."""
+    """A byte-identical body from the same pod seen in another source (shown once, counted as
+    ``duplicate``: docs/timeline.md, "Ordering")."""
     pod = record.pod or stream.info.pod
     key = (pod, record.container or stream.info.container, record.time, record.msg, record.pos)
     if pod is None or record.time is None:

@@ -1,8 +1,9 @@
 """Timeline rows recorded by objects: VMI phases, creations, deletions, revisions, pods, Events.
 
-Object times are ``metav1.Time``: one-second resolution, kept as such (``inputs.md`` §2.1).
-Phase timestamps come from up to three clocks and exist only for the first entry into a phase
-(``controllers.md`` §6.3), so a missing phase row is missing evidence, not a missing phase.
+Object times are ``metav1.Time``: one-second resolution, kept as such. Phase timestamps come
+from up to three clocks and exist only for the first entry into a phase
+(``SetVMIPhaseTransitionTimestamp``, pkg/controller/controller.go:389-404 at v1.9.0; patch-path
+changes add none), so a missing phase row is missing evidence, not a missing phase.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def _container_rows(pod: KubeObject, vmi_uid: str | None) -> Iterator[TimelineRo
 
 
 def _event_time(body: dict[str, Any]) -> tuple[str, str]:
-    """Best time of an Event (inputs.md §2.4) and the field it came from."""
+    """Best time of an Event (in the order docs/timeline.md gives) and the field it came from."""
     series = body.get("series") or {}
     for field, value in (
         ("eventTime", body.get("eventTime")),

@@ -1,10 +1,10 @@
 """Timeline rows and their one ordering.
 
 Every row keeps its time as an interval ``[at, at + resolution)``: a log line knows its
-microsecond, a ``phaseTransitionTimestamp`` only its second (``inputs.md`` §2.6). Rows are sorted
-by ``(at, resolution, source rank, source, line, text)`` — a total order, so any input order gives
-the same timeline — and a row whose interval overlaps its neighbour's is marked
-``order_uncertain`` instead of pretending to know which came first.
+microsecond, a ``phaseTransitionTimestamp`` only its second. Rows are sorted by ``(at,
+resolution, source rank, source, line, text)`` — a total order, so any input order gives the same
+timeline — and a row whose interval overlaps its neighbour's is marked ``order_uncertain``
+instead of pretending to know which came first.
 """
 
 from __future__ import annotations

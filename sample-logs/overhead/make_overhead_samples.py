@@ -4,9 +4,11 @@
     python3 sample-logs/overhead/make_overhead_samples.py          # rewrite the files here
     python3 sample-logs/overhead/make_overhead_samples.py --check  # compare, exit 1 if stale
 
-Deliberately independent of kvtrace: every pod number below is written out by hand from
-launcher-pod.md (§1.5 worked examples, §3 resources, §4 invariants), so verifying these pods
-with ``kvtrace verify-overhead`` is a real cross-check, not kvtrace agreeing with itself.
+Deliberately independent of kvtrace: every pod number below is written out by hand from the
+KubeVirt v1.9.0 source (the overhead terms of pkg/hypervisor/kvm/hypervisorbackend.go, the
+resources of services/renderresources.go, the invariants of services/template.go), so verifying
+these pods with ``kvtrace verify-overhead`` is a real cross-check, not kvtrace agreeing with
+itself.
 Names and UIDs are invented. Standard library + PyYAML only.
 """
 
@@ -27,9 +29,9 @@ IMAGE = "quay.io/kubevirt/virt-launcher:v1.9.0"
 MI = 1024 * 1024
 GI = 1024 * MI
 
-# name, vCPUs, VMI memory fields, extras, overhead bytes (launcher-pod.md §1.5), pod resources.
+# name, vCPUs, VMI memory fields, extras, overhead bytes (summed by hand), pod resources.
 CASES: list[dict[str, Any]] = [
-    {  # §1.5 reference case: 4 + 220 + 16 + 8 + 32 = 280Mi
+    {  # reference case: 4 + 220 + 16 + 8 + 32 = 280Mi
         "name": "vm-2cpu-2gi",
         "vcpus": 2,
         "memory": {"requests": "2Gi"},
@@ -37,7 +39,7 @@ CASES: list[dict[str, Any]] = [
         "request": "2328Mi",
         "cpu": "200m",
     },
-    {  # §1.5 reference case: 16 + 220 + 64 + 8 + 32 = 340Mi
+    {  # reference case: 16 + 220 + 64 + 8 + 32 = 340Mi
         "name": "vm-8cpu-8gi",
         "vcpus": 8,
         "memory": {"requests": "8Gi"},
@@ -45,7 +47,8 @@ CASES: list[dict[str, Any]] = [
         "request": "8532Mi",
         "cpu": "800m",
     },
-    {  # only memory.guest: no page tables (C1) → 276Mi; base request = guest
+    {  # only memory.guest: no page tables (hypervisorbackend.go:71 reads only requests.memory)
+        # → 276Mi; base request = guest
         "name": "vm-guest-only",
         "vcpus": 2,
         "memory": {"guest": "2Gi"},
@@ -53,7 +56,7 @@ CASES: list[dict[str, Any]] = [
         "request": "2324Mi",
         "cpu": "200m",
     },
-    {  # dedicated: page tables of 4Gi are 8388609 bytes (not 8Mi: kB round-up, §1.3), then
+    {  # dedicated: page tables of 4Gi are 8388609 bytes (not 8Mi: kB round-up), then
         # 220 + 32 + 8 + 32 + 100 = 392Mi; CPU req = lim = 4; memory limit = request
         "name": "vm-dedicated",
         "vcpus": 4,
@@ -94,7 +97,7 @@ CASES: list[dict[str, Any]] = [
         "request": "280Mi",
         "cpu": "200m",
     },
-    {  # KubeVirt CR ratio "1.5": 280Mi → 440402280 bytes (§1.5); request as a raw byte string
+    {  # KubeVirt CR ratio "1.5": 280Mi → 440402280 bytes (kB rounding); request as raw bytes
         "name": "vm-ratio",
         "vcpus": 2,
         "memory": {"requests": "2Gi"},

@@ -1,1 +1,1 @@
-"""One reader per bundle layout (inputs.md §3): each turns a :class:`BundleTree` into evidence."""
+"""One reader per bundle layout: each turns a :class:`BundleTree` into evidence."""

@@ -1,4 +1,5 @@
-"""``kubectl cluster-info dump --output-directory=D`` (inputs.md §3.6)."""
+"""``kubectl cluster-info dump --output-directory=D``: ``nodes.json``, ``<ns>/*.json`` Lists and
+``<ns>/<pod>/logs.txt`` (no CRDs, so no VM, VMI or ControllerRevision objects)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The ``oc adm inspect`` tree (inputs.md §3.3), the KubeVirt collectors (§3.4) and the extras
-of ``--vm-incident`` (§3.5): what each path under a root is.
+"""The ``oc adm inspect`` tree, the KubeVirt must-gather collectors and the extras of
+``--vm-incident``: what each path under a root is.
 
 Only resources kvtrace uses are loaded (``PLURAL_KINDS``); configmaps, secrets, OLM files and the
 like are not opened at all, which keeps large must-gathers fast.
@@ -129,7 +129,8 @@ def _manifest_stem(name: str) -> str | None:
 
 
 def add_events_table(builder: EvidenceBuilder, relative: str, namespace: str | None) -> None:
-    """Turn a text events table into Event objects flagged ``events_table`` (§2.5)."""
+    """Turn a text events table into Event objects flagged ``events_table``
+    (:mod:`kvtrace.sources.events_table`)."""
     data = builder.read(relative)
     if data is None:
         return

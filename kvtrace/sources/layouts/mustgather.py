@@ -1,4 +1,5 @@
-"""KubeVirt must-gather roots (inputs.md §3.2–3.4) and plain ``oc adm inspect`` trees (§3.1)."""
+"""KubeVirt must-gather roots (a ``version`` file whose first line is ``kubevirt/must-gather``)
+and plain ``oc adm inspect`` trees."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A plain directory or single file (inputs.md §3.7): each file is sniffed by content."""
+"""A plain directory or single file: each file is sniffed by content."""
 
 from __future__ import annotations
 

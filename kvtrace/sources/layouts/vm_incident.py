@@ -1,4 +1,4 @@
-"""must-gather ``--vm-incident`` roots, marked by ``incident-summary.yaml`` (inputs.md §3.5)."""
+"""must-gather ``--vm-incident`` roots, marked by ``incident-summary.yaml``."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ through :meth:`Connection.send`, which refuses anything but ``GET`` and never to
 The typed API classes of client v37 validate responses with pydantic models and raise on objects
 missing fields (KubeVirt CRs are not typed at all), so kvtrace never deserialises through them: it
 calls ``ApiClient.call_api`` and reads the raw response (``preload_content=False`` underneath)
-itself. urllib3's own retries are off; ``kvtrace/sources/live_api.py`` owns retries and paging.
+itself. urllib3's own retries are off; ``kvtrace/sources/live/api.py`` owns retries and paging.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Connection:
         namespace: str,
         in_cluster: bool = False,
     ) -> None:
-        configuration.retries = False  # live_api.py decides what to retry, and how often
+        configuration.retries = False  # live/api.py decides what to retry, and how often
         configuration.debug = False  # the client's debug log prints headers: never
         self._api = k8s_client.ApiClient(configuration)
         self._configuration = configuration

@@ -5,8 +5,8 @@ parallel the scoped lists (VMs, VMIs, VMIMs, launcher pods, ControllerRevisions)
 namespace's objects (virt-controller pods, the Lease and pre-v1.3 Endpoints lock, the KubeVirt
 CR), the Events about all of those, the nodes, and finally the virt-controller logs streamed to
 disk. A 403/404/5xx on one kind becomes a ``missing[]`` entry and the rest is still read; only an
-unreachable server or rejected credentials stop the collection (inputs.md §3.10 lists what a
-live cluster can and cannot give).
+unreachable server or rejected credentials stop the collection (docs/collect.md lists what is
+read and what a live cluster cannot give).
 """
 
 from __future__ import annotations

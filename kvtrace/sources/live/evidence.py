@@ -3,7 +3,7 @@
 Live and offline runs share one pipeline: ``kvtrace collect``'s code writes a kvtrace bundle into a
 private ``kvtrace-*`` directory and the kvtrace bundle reader turns it into the same
 :class:`Evidence` a saved bundle gives, so every command (``timeline``, ``check``, and any command
-that opens evidence through ``kvtrace.pipeline.open_evidence``) works live unchanged.
+that opens evidence through ``kvtrace.sources.opener.open_evidence``) works live unchanged.
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
 """What ``kvtrace collect`` reads, where it lives in the API, and which items belong to the scope.
 
-The kinds and their API paths follow inputs.md §3.10 (what a live cluster can give) and §4
-(object shapes). Selection rules, each a small pure function over plain dicts:
+The kinds and their API paths are the table "What is read" in docs/collect.md. Selection rules,
+each a small pure function over plain dicts:
 
 - launcher pods carry the label ``kubevirt.io=virt-launcher`` and are owned by their VMI
-  (inputs.md §4.3); hotplug attachment pods (``hotplug-disk``) are not launchers;
-- VM revisions are ControllerRevisions owned by a VirtualMachine (inputs.md §4.4: the start
-  revisions, and instancetype/preference snapshots);
+  (services/template.go:722-724, 1726-1740 at v1.9.0); hotplug attachment pods
+  (``hotplug-disk``) are not launchers;
+- VM revisions are ControllerRevisions owned by a VirtualMachine (the start revisions
+  ``revision-start-vm-<uid>-<generation>``, vm.go:1694-1700, and instancetype/preference
+  snapshots);
 - Events are kept when their ``involvedObject`` is a collected object, an earlier incarnation of
   a selected VM/VMI (same name, other uid), one of its launcher pods, or the virt-controller
-  Lease (launcher-pod.md §6.5: ``LeaderElection`` Events are written on the Lease);
+  Lease (``LeaderElection`` Events are written on the Lease, client-go's leaselock.go:98-109);
 - nodes are those the VMIs and launcher pods ran on (``status.nodeName``, the
   ``kubevirt.io/nodeName`` label, the migration source/target, ``spec.nodeName``).
 """
@@ -35,7 +37,7 @@ from kvtrace.evidence import (
 
 LAUNCHER_SELECTOR = "kubevirt.io=virt-launcher"
 CONTROLLER_SELECTOR = "kubevirt.io=virt-controller"
-LOCK_NAME = "virt-controller"  # Lease (and pre-v1.3 Endpoints) name: launcher-pod.md §6.1
+LOCK_NAME = "virt-controller"  # Lease (and pre-v1.3 Endpoints) name: v1.9.0 config.go:34
 LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 LAUNCHER_PREFIX = "virt-launcher-"
 
@@ -201,16 +203,16 @@ def node_names(vmis: Iterable[Item], pods: Iterable[Item]) -> list[str]:
 
 
 def is_leader_lock(endpoints: Item) -> bool:
-    """The pre-v1.3 Endpoints lock carries the leader annotation (inputs.md §4.5)."""
+    """The pre-v1.3 Endpoints lock carries the leader annotation."""
     return LEADER_ANNOTATION in section(meta(endpoints), "annotations")
 
 
 def log_targets(pod: Item) -> list[tuple[str, str]]:
     """``(container, instance)`` pairs to fetch: ``current`` always, ``previous`` after a restart.
 
-    The kubelet keeps only the last terminated instance (inputs.md §3.10), and asking for it when
-    the container never restarted is a 400, so ``previous`` is asked for only when
-    ``restartCount > 0`` or ``lastState.terminated`` is set.
+    The kubelet keeps only the last terminated instance, and asking for it when the container
+    never restarted is a 400, so ``previous`` is asked for only when ``restartCount > 0`` or
+    ``lastState.terminated`` is set.
     """
     statuses = section(pod, "status").get("containerStatuses") or []
     restarted = {

@@ -1,9 +1,10 @@
 """How to reach a live cluster and what to read from it: plain data, no Kubernetes client import.
 
-The command line builds these (``kvtrace/options.py``); ``kvtrace/sources/live.py`` turns
-:class:`ClusterSettings` into a connection, ``kvtrace/collect.py`` reads :class:`CollectScope`.
-Keeping them here lets ``kvtrace --help`` and offline commands run without importing
-``kubernetes`` (STYLE.md, "each heavy library has one home module").
+The command line builds these (``kvtrace/commands/``, the cluster flags in
+``kvtrace/commands/options.py``); ``kvtrace/sources/live/client.py`` turns :class:`ClusterSettings`
+into a connection, ``kvtrace/sources/live/collect.py`` reads :class:`CollectScope`. Keeping them
+here lets ``kvtrace --help`` and offline commands run without importing ``kubernetes``: each heavy
+library has one home module, and ``kubernetes``'s is the client.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from dataclasses import dataclass
 
 from kvtrace.errors import UsageError
 
-# Where KubeVirt is installed, in the order auto-detection tries them (inputs.md §3.3:
-# vanilla ``kubevirt``; OpenShift ``openshift-cnv``; HCO default ``kubevirt-hyperconverged``;
-# Harvester ``harvester-system``).
+# Where KubeVirt is installed, in the order auto-detection tries them (vanilla ``kubevirt``;
+# OpenShift ``openshift-cnv``; HCO default ``kubevirt-hyperconverged``; Harvester
+# ``harvester-system``).
 KUBEVIRT_NAMESPACES = ("kubevirt", "openshift-cnv", "kubevirt-hyperconverged", "harvester-system")
 
 _TIMEOUT = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>ms|s|m|h)?$")
