@@ -8,7 +8,8 @@ import io
 from datetime import datetime, timezone
 
 from kvtrace.evidence import Evidence, LogStream
-from kvtrace.leader.status import leader_history, read_leader_lines
+from kvtrace.leader.history import leader_history
+from kvtrace.leader.lines import read_leader_lines
 from parsers.records import SourceInfo
 
 POD = "virt-controller-6f8b9c7d54-aaaaa"

@@ -11,16 +11,9 @@ from typing import Any
 import pytest
 
 from kvtrace.evidence import ENDPOINTS, LEASE, POD, Evidence, KubeObject
-from kvtrace.leader.status import (
-    ABSENT,
-    EXPIRED,
-    HEALTHY,
-    LATE,
-    judge,
-    leader_history,
-    leader_status,
-    read_endpoints_lock,
-)
+from kvtrace.leader.history import leader_history
+from kvtrace.leader.lock import ABSENT, EXPIRED, HEALTHY, LATE, judge, read_endpoints_lock
+from kvtrace.leader.status import leader_status
 from kvtrace.model.leader_epochs import Action, Epoch, action_overlaps, leader_gaps
 from kvtrace.timeline.rows import Provenance, TimelineRow
 from parsers.records import Timestamp

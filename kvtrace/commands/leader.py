@@ -29,7 +29,8 @@ def status_command(
     Exit 0 when the lease is healthy, 3 when it is expired, held by a pod that does not exist,
     or absent (must-gather never collects it).
     """
-    from kvtrace.leader.status import kubevirt_namespace, leader_status
+    from kvtrace.leader.lock import kubevirt_namespace
+    from kvtrace.leader.status import leader_status
     from kvtrace.timefmt import now
 
     with open_evidence(bundle, logs, cluster, CollectScope()) as evidence:
@@ -52,7 +53,8 @@ def history_command(
     Exit 0 when leadership was never in doubt, 3 when a leaderless gap outlasted the lease
     duration, two replicas acted in overlapping windows, or a replica acted without the lease.
     """
-    from kvtrace.leader.status import kubevirt_namespace, leader_history
+    from kvtrace.leader.history import leader_history
+    from kvtrace.leader.lock import kubevirt_namespace
 
     with open_evidence(bundle, logs, cluster, CollectScope()) as evidence:
         namespace = kubevirt_namespace(evidence, cluster.kubevirt_namespace)

@@ -8,7 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from kvtrace import __version__
-from kvtrace.leader.status import LeaderHistory, LeaderStatus, LockRecord, Replica
+from kvtrace.leader.history import LeaderHistory
+from kvtrace.leader.lock import LockRecord
+from kvtrace.leader.status import LeaderStatus, Replica
 from kvtrace.model.leader_epochs import (
     LEASE_SECONDS,
     LOCK_NAME,

@@ -11,7 +11,8 @@ from kvtrace.render.table import render_table
 
 if TYPE_CHECKING:
     from kvtrace.check.report import CheckReport
-    from kvtrace.leader.status import LeaderHistory, LeaderStatus
+    from kvtrace.leader.history import LeaderHistory
+    from kvtrace.leader.status import LeaderStatus
     from kvtrace.model.engine import AssessedTimeline
     from kvtrace.overhead.report import OverheadReport
 
