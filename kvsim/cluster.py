@@ -1,0 +1,284 @@
+"""A simulated cluster: the API server, the nodes, the virt-controller replicas, and the actions
+users and the cluster take, each scheduled at a time. ``capture`` returns what a collector
+would read at a moment: the objects and every replica's current and previous log.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvsim import timefmt, virtapi
+from kvsim.apiserver import ApiServer, Obj, Rejection
+from kvsim.events import EVENT_TTL_US
+from kvsim.informer import DropRule
+from kvsim.kernel import MS, SECOND, Kernel
+from kvsim.logs import ContainerLog
+from kvsim.nodes import Fate, Nodes
+from kvsim.replica import NAMESPACE, Replica, controller_pod
+from kvsim.runtime import CodeFaults
+
+VM = "VirtualMachine"
+POD_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery rand.String
+KINDS_CAPTURED = (
+    "VirtualMachine",
+    "VirtualMachineInstance",
+    "Pod",
+    "ControllerRevision",
+    "Event",
+    "Lease",
+    "KubeVirt",
+    "Node",
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    """What someone did, and what they were told: the truth a test compares verdicts with."""
+
+    at: int
+    who: str
+    what: str
+    target: str
+    outcome: str = "ok"
+
+
+@dataclass
+class Capture:
+    captured_at: int
+    objects: dict[str, list[Obj]]
+    logs: list[tuple[ContainerLog, str]]  # (log, "current" | "previous")
+    actions: list[Action]
+    injected: list[str]  # faults deliberately injected into this history
+    kubevirt_version: str = "v1.9.0"
+
+
+def vm_object(name: str, namespace: str, strategy: str | None, running: bool | None = None) -> Obj:
+    """A VM as a user writes it (the webhook fills in the firmware UUID and serial)."""
+    spec: dict[str, Any] = {
+        "template": {
+            "metadata": {"creationTimestamp": None, "labels": {"kubevirt.io/vm": name}},
+            "spec": {
+                "architecture": "amd64",
+                "domain": {
+                    "cpu": {"cores": 1, "sockets": 1, "threads": 1},
+                    "devices": {
+                        "disks": [{"disk": {"bus": "virtio"}, "name": "containerdisk"}],
+                        "interfaces": [{"masquerade": {}, "name": "default"}],
+                    },
+                    "machine": {"type": "q35"},
+                    "memory": {"guest": "1Gi"},
+                    "resources": {"requests": {"memory": "1Gi"}},
+                },
+                "networks": [{"name": "default", "pod": {}}],
+                "terminationGracePeriodSeconds": 30,
+                "volumes": [
+                    {
+                        "containerDisk": {"image": "quay.io/containerdisks/fedora:41"},
+                        "name": "containerdisk",
+                    }
+                ],
+            },
+        }
+    }
+    if strategy is not None:
+        spec["runStrategy"] = strategy
+    if running is not None:
+        spec["running"] = running
+    return {
+        "apiVersion": "kubevirt.io/v1",
+        "kind": VM,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+@dataclass
+class Cluster:
+    seed: str
+    start: int
+    replicas_count: int = 2
+    node_names: tuple[str, ...] = ("node-a", "node-b", "node-c")
+    fates: dict[tuple[str, int], Fate] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(f"cluster/{self.seed}")
+        self.kernel = Kernel(self.start)
+        self.api = ApiServer(self.kernel, self.seed)
+        self.nodes = Nodes(self.kernel, self.api, self.node_names, self.seed, self._fate)
+        self.actions: list[Action] = []
+        self.injected: list[str] = []
+        self._cluster_objects()
+        self._rs_hash = "".join(self.rng.choice(POD_ALPHABET) for _ in range(10))
+        self.replicas = [self._replica(i) for i in range(self.replicas_count)]
+        for index, replica in enumerate(self.replicas):
+            self.kernel.at(self.start + index * self.rng.randint(300, 4_000) * MS, replica.start)
+
+    def _fate(self, name: str, index: int) -> Fate | None:
+        return self.fates.get((name, index))
+
+    def _replica(self, index: int) -> Replica:
+        """``virt-controller-<pod-template-hash>-<5>``, as the ReplicaSet names its pods."""
+        suffix = "".join(self.rng.choice(POD_ALPHABET) for _ in range(5))
+        name = f"virt-controller-{self._rs_hash}-{suffix}"
+        node = self.node_names[index % len(self.node_names)]
+        self.api.create(controller_pod(name, node, self._rs_hash, f"10.244.{index}.{11 + index}"))
+        return Replica(self.kernel, self.api, name, node, self.seed)
+
+    def _cluster_objects(self) -> None:
+        self.api.create(
+            {
+                "apiVersion": "kubevirt.io/v1",
+                "kind": "KubeVirt",
+                "metadata": {"name": "kubevirt", "namespace": NAMESPACE},
+                "spec": {"configuration": {"developerConfiguration": {}}},
+                "status": {
+                    "observedKubeVirtVersion": "v1.9.0",
+                    "phase": "Deployed",
+                    "targetKubeVirtVersion": "v1.9.0",
+                },
+            }
+        )
+        for name in self.node_names:
+            self.api.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": name},
+                    "status": {"nodeInfo": {"kubeletVersion": "v1.31.2"}},
+                }
+            )
+
+    # --- actions ---------------------------------------------------------------------------
+    def at(self, when: int, what: Callable[[], None]) -> None:
+        self.kernel.at(when, what)
+
+    def _record(self, who: str, what: str, target: str, outcome: str = "ok") -> None:
+        self.actions.append(Action(self.kernel.now, who, what, target, outcome))
+
+    def create_vm(
+        self,
+        when: int,
+        name: str,
+        namespace: str = "default",
+        strategy: str | None = "Always",
+        running: bool | None = None,
+    ) -> None:
+        def create() -> None:
+            self.api.create(vm_object(name, namespace, strategy, running))
+            self._record("user", "create", f"{namespace}/{name}", strategy or f"running={running}")
+
+        self.at(when, create)
+
+    def delete_vm(self, when: int, name: str, namespace: str = "default") -> None:
+        def delete() -> None:
+            if self.api.peek(VM, namespace, name) is not None:
+                self.api.delete(VM, namespace, name)
+                self._record("user", "delete", f"{namespace}/{name}")
+
+        self.at(when, delete)
+
+    def virtctl(self, when: int, verb: str, name: str, namespace: str = "default") -> None:
+        handler = {"start": virtapi.start, "stop": virtapi.stop, "restart": virtapi.restart}[verb]
+
+        def act() -> None:
+            outcome = handler(self.api, namespace, name)
+            self._record(
+                "user",
+                f"virtctl {verb}",
+                f"{namespace}/{name}",
+                "ok" if outcome.accepted else f"refused: {outcome.detail}",
+            )
+
+        self.at(when, act)
+
+    def edit_vm(
+        self,
+        when: int,
+        name: str,
+        mutate: Callable[[Obj], None],
+        what: str,
+        namespace: str = "default",
+    ) -> None:
+        def edit() -> None:
+            if self.api.peek(VM, namespace, name) is not None:
+                self.api.patch(VM, namespace, name, mutate)
+                self._record("user", what, f"{namespace}/{name}")
+
+        self.at(when, edit)
+
+    def set_strategy(self, when: int, name: str, strategy: str, namespace: str = "default") -> None:
+        def change(vm: Obj) -> None:
+            vm["spec"].pop("running", None)
+            vm["spec"]["runStrategy"] = strategy
+
+        self.edit_vm(when, name, change, f"runStrategy={strategy}", namespace)
+
+    # --- cluster faults and events ---------------------------------------------------------
+    def reject_vmi_creates(self, when: int, name: str, message: str, times: int = 1) -> None:
+        def reject() -> None:
+            self.api.faults.rejections.append(
+                Rejection("VirtualMachineInstance", name, message, times)
+            )
+            self._record("cluster", "webhook rejects VMI creates", name, message)
+
+        self.at(when, reject)
+
+    def slow(self, kind: str, verb: str, extra: int) -> None:
+        self.api.faults.slow[(kind, verb)] = extra
+
+    def freeze(self, when: int, replica: int, duration: int) -> None:
+        def freeze() -> None:
+            self.replicas[replica].freeze(duration)
+            self._record(
+                "cluster", "replica stalls", self.replicas[replica].pod, f"{duration // SECOND}s"
+            )
+
+        self.at(when, freeze)
+
+    def crash(self, when: int, replica: int) -> None:
+        def crash() -> None:
+            self.replicas[replica].exit(restart_after=self.rng.randint(1, 10) * SECOND)
+            self._record("cluster", "replica crashes", self.replicas[replica].pod)
+
+        self.at(when, crash)
+
+    def drop_event(self, when: int, replica: int, kind: str, name: str, event: str) -> None:
+        """The next ``event`` for ``kind``/``name`` never reaches ``replica``'s informer."""
+
+        def drop() -> None:
+            controller = self.replicas[replica].vm_controller
+            if controller is not None:
+                controller.rt.informers.drops.append(DropRule(kind, name, event))
+
+        self.at(when, drop)
+
+    def inject(self, description: str) -> None:
+        self.injected.append(description)
+
+    def code_faults(self, replica: int) -> CodeFaults:
+        return self.replicas[replica].faults
+
+    # --- running and capturing -------------------------------------------------------------
+    def run(self, until: int) -> None:
+        self.kernel.run(until)
+
+    def capture(self, at: int | None = None) -> Capture:
+        if at is not None:
+            self.run(at)
+        now = self.kernel.now
+        objects: dict[str, list[Obj]] = {kind: [] for kind in KINDS_CAPTURED}
+        for kind in KINDS_CAPTURED:
+            for obj in self.api.items(kind):
+                if kind == "Event" and now - timefmt.from_iso(obj["lastTimestamp"]) > EVENT_TTL_US:
+                    continue
+                objects[kind].append(copy.deepcopy(obj))
+        logs: list[tuple[ContainerLog, str]] = []
+        for replica in self.replicas:
+            logs.append((replica.current, "current"))
+            if replica.previous is not None:
+                logs.append((replica.previous, "previous"))
+        return Capture(now, objects, logs, list(self.actions), list(self.injected))

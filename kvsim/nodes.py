@@ -1,0 +1,279 @@
+"""What happens on the nodes: the scheduler binds a launcher pod, the kubelet starts and stops
+it, virt-handler starts the domain (Scheduled → Running) and reports how the guest ended.
+
+These are not virt-controller, so they print nothing to its log; they write the pod and VMI
+status the controllers react to. virt-handler's phase writes append phase transition
+timestamps on the node's clock (pkg/virt-handler/vm.go:1133 at v1.9.0), which may be a little
+off the control plane's.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+from kvsim import timefmt
+from kvsim.apiserver import ApiError, ApiServer, Obj, Watch
+from kvsim.kernel import MS, Host, Kernel
+
+POD, VMI = "Pod", "VirtualMachineInstance"
+
+
+@dataclass(frozen=True)
+class Fate:
+    """How one incarnation of a VM ends on its own: ``fail-start`` (the launcher dies before
+    the guest runs), ``crash`` or ``shutdown`` ``after`` µs of running; None runs on."""
+
+    how: str
+    after: int = 0
+
+
+@dataclass
+class Nodes:
+    kernel: Kernel
+    api: ApiServer
+    names: tuple[str, ...]
+    seed: str
+    fates: Callable[[str, int], Fate | None] = lambda name, index: None
+    skew_us: dict[str, int] = field(default_factory=dict)  # node clock offset
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(f"nodes/{self.seed}")
+        self.host = Host("nodes")
+        self.incarnations: dict[str, int] = {}
+        self.started: set[str] = set()  # VMI uids whose domain runs
+        self.stopping: set[str] = set()  # pod uids the kubelet is stopping
+        self.shutting: set[str] = set()  # VMI uids whose guest is shutting down
+        self.api.watch(
+            Watch({POD, VMI}, self.host, self._event, lambda: self.rng.randint(200, 3_000))
+        )
+
+    def _event(self, event: str, obj: Obj) -> None:
+        if obj["kind"] == POD:
+            self._pod_event(event, obj)
+        else:
+            self._vmi_event(event, obj)
+
+    # --- pods: scheduler and kubelet -------------------------------------------------------
+    def _pod_event(self, event: str, pod: Obj) -> None:
+        meta = pod["metadata"]
+        if event == "ADDED" and not pod["spec"].get("nodeName"):
+            self.kernel.after(self.rng.randint(40, 700) * MS, lambda: self._bind(pod))
+        elif (
+            event == "MODIFIED"
+            and meta.get("deletionTimestamp")
+            and meta["uid"] not in self.stopping
+        ):
+            self.stopping.add(meta["uid"])
+            self.kernel.after(self._stop_delay(pod), lambda: self._terminated(pod, "Succeeded"))
+
+    def _stop_delay(self, pod: Obj) -> int:
+        vmi_uid = (pod["metadata"].get("labels") or {}).get("kubevirt.io/created-by", "")
+        if vmi_uid in self.started:
+            return self.rng.randint(1_500, 6_000) * MS  # the guest shuts down first
+        return self.rng.randint(200, 1_200) * MS
+
+    def _bind(self, pod: Obj) -> None:
+        node = self.names[self.rng.randrange(len(self.names))]
+        now = timefmt.seconds(self.kernel.now)
+
+        def bind(current: Obj) -> None:
+            current["spec"]["nodeName"] = node
+            current["status"]["conditions"] = [
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now,
+                    "status": "True",
+                    "type": "PodScheduled",
+                }
+            ]
+
+        if not self._patch_pod(pod, bind):
+            return
+        fate = self._fate_of(pod)
+        if fate is not None and fate.how == "fail-start":
+            self.kernel.after(
+                self.rng.randint(2_000, 9_000) * MS, lambda: self._terminated(pod, "Failed")
+            )
+            return
+        self.kernel.after(self.rng.randint(900, 3_500) * MS, lambda: self._running(pod, node))
+
+    def _fate_of(self, pod: Obj) -> Fate | None:
+        name = (pod["metadata"].get("labels") or {}).get("vm.kubevirt.io/name", "")
+        index = self.incarnations.get(name, 0)
+        self.incarnations[name] = index + 1
+        return self.fates(name, index)
+
+    def _running(self, pod: Obj, node: str) -> None:
+        start = timefmt.seconds(self.kernel.now)
+        ready_after = self.rng.randint(300, 1_800) * MS
+
+        def run(current: Obj) -> None:
+            status = current["status"]
+            status.update(
+                phase="Running", startTime=start, hostIP="192.168.10.21", podIP=self._ip()
+            )
+            status["containerStatuses"] = [
+                {
+                    "name": "compute",
+                    "ready": False,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": start}},
+                }
+            ]
+
+        if self._patch_pod(pod, run):
+            self.kernel.after(ready_after, lambda: self._ready(pod))
+
+    def _ip(self) -> str:
+        return f"10.244.{self.rng.randint(0, 7)}.{self.rng.randint(2, 250)}"
+
+    def _ready(self, pod: Obj) -> None:
+        now = timefmt.seconds(self.kernel.now)
+
+        def ready(current: Obj) -> None:
+            status = current["status"]
+            status["conditions"] = [
+                *(
+                    c
+                    for c in status.get("conditions", [])
+                    if c.get("type") not in ("Ready", "ContainersReady")
+                ),
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now,
+                    "status": "True",
+                    "type": "ContainersReady",
+                },
+                {
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now,
+                    "status": "True",
+                    "type": "Ready",
+                },
+            ]
+            for container in status.get("containerStatuses", []):
+                container["ready"] = True
+
+        self._patch_pod(pod, ready)
+
+    def _terminated(self, pod: Obj, phase: str) -> None:
+        now = timefmt.seconds(self.kernel.now)
+        meta = pod["metadata"]
+
+        def stop(current: Obj) -> None:
+            status = current["status"]
+            status["phase"] = phase
+            status["conditions"] = [
+                {**c, "status": "False", "lastTransitionTime": now}
+                if c.get("type") in ("Ready", "ContainersReady")
+                else c
+                for c in status.get("conditions", [])
+            ]
+            code = 0 if phase == "Succeeded" else 1
+            status["containerStatuses"] = [
+                {
+                    "name": "compute",
+                    "ready": False,
+                    "restartCount": 0,
+                    "started": False,
+                    "state": {
+                        "terminated": {
+                            "exitCode": code,
+                            "finishedAt": now,
+                            "reason": "Completed" if code == 0 else "Error",
+                        }
+                    },
+                }
+            ]
+
+        self._patch_pod(pod, stop)
+        live = self.api.peek(POD, meta["namespace"], meta["name"])
+        if live is not None and live["metadata"].get("deletionTimestamp"):
+            self.kernel.after(
+                self.rng.randint(50, 400) * MS,
+                lambda: self.api.remove(POD, meta["namespace"], meta["name"]),
+            )
+
+    def _patch_pod(self, pod: Obj, mutate: Callable[[Obj], None]) -> bool:
+        meta = pod["metadata"]
+        live = self.api.peek(POD, meta["namespace"], meta["name"])
+        if live is None or live["metadata"]["uid"] != meta["uid"]:
+            return False
+        self.api.patch(POD, meta["namespace"], meta["name"], mutate)
+        return True
+
+    # --- virt-handler ----------------------------------------------------------------------
+    def _vmi_event(self, event: str, vmi: Obj) -> None:
+        if event == "DELETED":
+            self.started.discard(vmi["metadata"]["uid"])
+            return
+        uid, status = vmi["metadata"]["uid"], vmi.get("status", {})
+        if status.get("phase") == "Scheduled" and uid not in self.started:
+            self.started.add(uid)
+            self.kernel.after(self.rng.randint(500, 2_500) * MS, lambda: self._domain_running(vmi))
+        elif (
+            vmi["metadata"].get("deletionTimestamp")
+            and status.get("phase") == "Running"
+            and uid not in self.shutting
+        ):
+            self.shutting.add(uid)
+            self.kernel.after(
+                self.rng.randint(800, 4_000) * MS, lambda: self._guest_ended(vmi, "Succeeded")
+            )
+
+    def _domain_running(self, vmi: Obj) -> None:
+        if not self._set_phase(vmi, "Running"):
+            return
+        fate = self.fates(
+            vmi["metadata"]["name"], self.incarnations.get(vmi["metadata"]["name"], 1) - 1
+        )
+        if fate is not None and fate.how in ("crash", "shutdown"):
+            final = "Failed" if fate.how == "crash" else "Succeeded"
+            self.kernel.after(fate.after, lambda: self._guest_ended(vmi, final))
+
+    def _guest_ended(self, vmi: Obj, final: str) -> None:
+        if self._final(vmi, final):
+            pods = [
+                p
+                for p in self.api.items(POD)
+                if (p["metadata"].get("labels") or {}).get("kubevirt.io/created-by")
+                == vmi["metadata"]["uid"]
+            ]
+            for pod in pods:
+                self.kernel.after(
+                    self.rng.randint(300, 1_500) * MS, partial(self._terminated, pod, final)
+                )
+
+    def _final(self, vmi: Obj, final: str) -> bool:
+        return self._set_phase(vmi, final)
+
+    def _set_phase(self, vmi: Obj, phase: str) -> bool:
+        """virt-handler's status Update: the phase and, once per phase, its timestamp on this
+        node's clock."""
+        meta = vmi["metadata"]
+        live = self.api.peek(VMI, meta["namespace"], meta["name"])
+        if live is None or live["metadata"]["uid"] != meta["uid"]:
+            return False
+        if live.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            return False  # virt-handler never updates a final VMI (vm.go:1100-1103)
+        node = live.get("status", {}).get("nodeName", "")
+        stamp = timefmt.seconds(self.kernel.now + self.skew_us.get(node, 0))
+
+        def write(current: Obj) -> None:
+            status = current.setdefault("status", {})
+            status["phase"] = phase
+            stamps = status.setdefault("phaseTransitionTimestamps", [])
+            if not any(s.get("phase") == phase for s in stamps):
+                stamps.append({"phase": phase, "phaseTransitionTimestamp": stamp})
+
+        try:
+            self.api.patch(VMI, meta["namespace"], meta["name"], write)
+        except ApiError:
+            return False
+        if phase in ("Succeeded", "Failed"):
+            self.started.discard(meta["uid"])
+        return True

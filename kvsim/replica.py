@@ -1,0 +1,405 @@
+"""One virt-controller pod: its start-up lines, client-go leader election on the Lease
+``kubevirt/virt-controller``, and, while it leads, the informers and controllers.
+
+Leader election (vendored client-go leaderelection.go, defaults from
+leaderelectionconfig/config.go:30-44 at v1.9.0): lease duration 15 s, renew deadline 10 s,
+retry period 2 s. A standby retries every 2–4.4 s (jitter 1.2) and takes the lock once the
+record it observes has not changed for the lease duration, counted on its own clock from when it
+first saw that record (leaderelection.go:461-470). The leader renews every 2 s; when no renewal
+succeeds within the renew deadline it logs ``failed to renew lease``, stops leading
+(``leaderelection lost``, application.go:1171) and exits 1; the kubelet restarts the container.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from kvsim import timefmt
+from kvsim.apiserver import ApiError, ApiServer, Obj
+from kvsim.events import Recorder
+from kvsim.informer import Informers
+from kvsim.kernel import SECOND, Host, Kernel, Process, kill
+from kvsim.logs import ContainerLog
+from kvsim.runtime import CodeFaults, Runtime
+from kvsim.vm_controller import VMController
+from kvsim.vmi_controller import VMIController
+
+NAMESPACE = "kubevirt"
+LEASE = "virt-controller"
+LEASE_DURATION_S = 15
+RENEW_DEADLINE_US = 10 * SECOND
+RETRY_PERIOD_US = 2 * SECOND
+JITTER = 1.2
+DESC = f"{NAMESPACE}/{LEASE}"
+CONTROLLER_IMAGE = "quay.io/kubevirt/virt-controller:v1.9.0"
+
+INFORMERS = (
+    "vmiInformer",
+    "vmInformer",
+    "kubeVirtPodInformer",
+    "kubeVirtNodeInformer",
+    "vmimInformer",
+    "vmirsInformer",
+    "vmpool",
+    "persistentVolumeClaimInformer",
+    "controllerRevisionInformer",
+    "dataVolumeInformer",
+    "namespaceInformer",
+    "vmExportInformer",
+    "vmSnapshotInformer",
+    "vmSnapshotContentInformer",
+    "vmRestoreInformer",
+    "migrationPolicyInformer",
+    "virtualMachineCloneInformer",
+    "vmInstancetypeInformer",
+    "vmClusterInstancetypeInformer",
+    "vmPreferenceInformer",
+    "vmClusterPreferenceInformer",
+)
+CONTROLLER_STARTS = (  # application.go:638-672: each controller's Run in its own goroutine
+    ("Starting evacuation controller.", "evacuation.go:259"),
+    ("Starting disruption budget controller.", "disruptionbudget.go:316"),
+    ("Starting node controller.", "node.go:127"),
+    ("Starting vmi controller.", "vmi.go:246"),
+    ("Starting VirtualMachineInstanceReplicaSet controller.", "replicaset.go:119"),
+    ("Starting pool controller.", "pool.go:419"),
+    ("Starting VirtualMachine controller.", "vm.go:311"),
+    ("Starting migration controller.", "migration.go:286"),
+    ("Starting snapshot controller.", "snapshot_base.go:235"),
+    ("Starting restore controller.", "restore_base.go:121"),
+    ("Starting export controller.", "export.go:528"),
+    ("Starting workload update controller.", "workload-updater.go:259"),
+    ("Starting clone controller", "clone_base.go:374"),
+    ("Starting backup controller.", "backup.go:342"),
+)
+THREADS_LINE = (
+    "STARTING controllers with following threads : node 3, vmi 10, replicaset 3, vm 3, "
+    "migration 3, evacuation 3, disruptionBudget 3"
+)
+
+
+@dataclass
+class Replica:
+    kernel: Kernel
+    api: ApiServer
+    pod: str
+    node: str
+    seed: str
+    faults: CodeFaults = field(default_factory=CodeFaults)
+    run_without_lease: bool = False  # a fault: the controllers start without leadership
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(f"replica/{self.seed}/{self.pod}")
+        self.host = Host(self.pod)
+        self.logs: list[ContainerLog] = []
+        self.restarts = 0
+        self.leading = False
+        self.vm_controller: VMController | None = None
+        self.log = self._new_log()
+
+    def _new_log(self) -> ContainerLog:
+        log = ContainerLog(
+            NAMESPACE, self.pod, "virt-controller", f"{self.seed}/{self.pod}/{len(self.logs)}"
+        )
+        self.logs.append(log)
+        return log
+
+    @property
+    def current(self) -> ContainerLog:
+        return self.logs[-1]
+
+    @property
+    def previous(self) -> ContainerLog | None:
+        return self.logs[-2] if len(self.logs) > 1 else None
+
+    # --- the container ---------------------------------------------------------------------
+    def start(self) -> None:
+        self.kernel.spawn(self.host, self._main())
+
+    def _main(self) -> Process:
+        self._mark_started()
+        yield from self._startup_lines()
+        if self.run_without_lease:
+            self.kernel.spawn(self.host, self._lead())
+        yield from self._elect()
+
+    def _startup_lines(self) -> Process:
+        log, now = self.log, self.kernel.now
+        log.kv(now, "info", "CDI detected, DataVolume integration enabled", "application.go:428")
+        yield 29_793
+        log.kv(self.kernel.now, "info", "we are on kubernetes", "application.go:449")
+        yield 1_172_604
+        log.fields(
+            self.kernel.now,
+            "application.go:584",
+            action="listening",
+            interface="0.0.0.0",
+            port=8443,
+            pos="application.go:584",
+            service="http",
+        )
+        yield 195_702
+        log.klog(
+            self.kernel.now,
+            "I",
+            "leaderelection.go:257",
+            f"attempting to acquire leader lease {DESC}...",
+        )
+
+    def _mark_started(self) -> None:
+        pod = self.api.peek("Pod", NAMESPACE, self.pod)
+        if pod is None:
+            return
+        started = timefmt.seconds(self.kernel.now)
+
+        def restart(current: Obj) -> None:
+            container = current["status"]["containerStatuses"][0]
+            previous = container.get("state", {}).get("running")
+            if previous is not None and self.restarts:
+                container["lastState"] = {
+                    "terminated": {
+                        "exitCode": 1,
+                        "reason": "Error",
+                        "startedAt": previous["startedAt"],
+                        "finishedAt": started,
+                    }
+                }
+            container["restartCount"] = self.restarts
+            container["state"] = {"running": {"startedAt": started}}
+
+        self.api.patch("Pod", NAMESPACE, self.pod, restart)
+
+    # --- leader election -------------------------------------------------------------------
+    def _elect(self) -> Process:
+        observed: tuple[Any, ...] | None = None
+        observed_at = self.kernel.now
+        while True:
+            lease = self.api.peek("Lease", NAMESPACE, LEASE)
+            record = _record(lease)
+            if record != observed:
+                observed, observed_at = record, self.kernel.now
+            holder = (lease or {}).get("spec", {}).get("holderIdentity")
+            expired = observed_at + LEASE_DURATION_S * SECOND < self.kernel.now
+            if not holder or holder == self.pod or expired:
+                try:
+                    yield from self.api.call(
+                        self.host, "Lease", "update", partial(self._acquire, lease)
+                    )
+                except ApiError as exc:
+                    self.log.klog(
+                        self.kernel.now,
+                        "E",
+                        "leaderelection.go:448",
+                        f"error retrieving resource lock {DESC}: {exc}",
+                    )
+                else:
+                    yield from self._became_leader()
+                    return
+            yield int(RETRY_PERIOD_US * (1 + self.rng.random() * JITTER))
+
+    def _acquire(self, seen: Obj | None) -> None:
+        now = timefmt.micro(self.kernel.now)
+        lease = self.api.peek("Lease", NAMESPACE, LEASE)
+        if lease is None:
+            self.api.create(
+                {
+                    "apiVersion": "coordination.k8s.io/v1",
+                    "kind": "Lease",
+                    "metadata": {"name": LEASE, "namespace": NAMESPACE},
+                    "spec": {
+                        "acquireTime": now,
+                        "holderIdentity": self.pod,
+                        "leaseDurationSeconds": LEASE_DURATION_S,
+                        "leaseTransitions": 0,
+                        "renewTime": now,
+                    },
+                }
+            )
+            return
+        if seen is not None and _record(lease) != _record(seen):
+            raise ApiError(409, "Conflict", "the lease changed")
+
+        def take(current: Obj) -> None:
+            spec = current["spec"]
+            if spec.get("holderIdentity") != self.pod:
+                spec["leaseTransitions"] = int(spec.get("leaseTransitions", 0)) + 1
+                spec["acquireTime"] = now
+            spec.update(
+                holderIdentity=self.pod, renewTime=now, leaseDurationSeconds=LEASE_DURATION_S
+            )
+
+        self.api.patch("Lease", NAMESPACE, LEASE, take)
+
+    def _became_leader(self) -> Process:
+        self.leading = True
+        self.log.klog(
+            self.kernel.now, "I", "leaderelection.go:271", f"successfully acquired lease {DESC}"
+        )
+        lease = self.api.peek("Lease", NAMESPACE, LEASE)
+        if lease is not None:
+            Recorder(self.api, "virt-controller").event(
+                lease, "Normal", "LeaderElection", f"{self.pod} became leader"
+            )
+        self.kernel.spawn(self.host, self._lead())
+        yield from self._renew()
+
+    def _renew(self) -> Process:
+        last_renewed = self.kernel.now
+        while True:
+            yield RETRY_PERIOD_US
+            try:
+                yield from self.api.call(self.host, "Lease", "update", self._renew_once)
+                last_renewed = self.kernel.now
+            except ApiError:
+                if self.kernel.now - last_renewed < RENEW_DEADLINE_US:
+                    continue
+                self._lost("context deadline exceeded")
+                return
+
+    def _renew_once(self) -> None:
+        lease = self.api.peek("Lease", NAMESPACE, LEASE)
+        if lease is None or lease["spec"].get("holderIdentity") != self.pod:
+            raise ApiError(409, "Conflict", "the lease is held by another")
+        now = timefmt.micro(self.kernel.now)
+        self.api.patch("Lease", NAMESPACE, LEASE, lambda c: c["spec"].update(renewTime=now))
+
+    def _lost(self, reason: str) -> None:
+        self.log.klog(
+            self.kernel.now, "I", "leaderelection.go:297", f"failed to renew lease {DESC}: {reason}"
+        )
+        lease = self.api.peek("Lease", NAMESPACE, LEASE)
+        if lease is not None:
+            Recorder(self.api, "virt-controller").event(
+                lease, "Normal", "LeaderElection", f"{self.pod} stopped leading"
+            )
+        self.log.stdlib(self.kernel.now + 310, "leaderelection lost", "application.go:1171")
+        self.exit()
+
+    # --- a crash or an exit, then the kubelet's restart -------------------------------------
+    def exit(self, restart_after: int | None = None) -> None:
+        kill(self.host)
+        self.api.unwatch(self.host)
+        self.leading = False
+        self.vm_controller = None
+        self.restarts += 1
+        delay = (
+            restart_after
+            if restart_after is not None
+            else 10 * SECOND * 2 ** min(self.restarts - 1, 5)
+        )
+        self.kernel.after(delay, self._restart)
+
+    def _restart(self) -> None:
+        self.log = self._new_log()
+        self.start()
+
+    def freeze(self, duration: int) -> None:
+        """SIGSTOP-like: nothing of this container runs for ``duration`` (a stalled node)."""
+        self.host.frozen_until = self.kernel.now + duration
+
+    # --- leading: informers and controllers (application.go:604-676) -----------------------
+    def _lead(self) -> Process:
+        informers = Informers(self.api, self.host, f"{self.seed}/{self.pod}/{len(self.logs)}")
+        rt = Runtime(
+            self.kernel,
+            self.api,
+            self.host,
+            informers,
+            Recorder(self.api, "virtualmachine-controller"),
+            self.log,
+            self.rng,
+            self.faults,
+        )
+        vm_controller, vmi_controller = VMController(rt), VMIController(rt)
+        self.vm_controller = vm_controller
+        yield 612
+        for name in self.rng.sample(INFORMERS, len(INFORMERS)):  # Go map iteration order
+            yield self.rng.randint(18, 95)
+            self.log.kv(
+                self.kernel.now, "info", f"STARTING informer {name}", "virtinformers.go:397"
+            )
+        yield self.rng.randint(300, 900)
+        self.log.stdlib(self.kernel.now, THREADS_LINE, "application.go:614")
+        yield self.rng.randint(40, 120)
+        pointers = " ".join(f"0xc000{self.rng.randint(0x100000, 0xFFFFFF):06x}" for _ in range(6))
+        self.log.stdlib(
+            self.kernel.now,
+            f"\nvca.migrationInformer :&{{{pointers} 43200000000000 43200000000000 <nil> "
+            f"{{{{0 0}} 0 0 0 0}} 0xc000{self.rng.randint(0x100000, 0xFFFFFF):06x} false}}",
+            "application.go:632",
+        )
+        self.kernel.spawn(self.host, informers.start())
+        for msg, pos in self.rng.sample(CONTROLLER_STARTS, len(CONTROLLER_STARTS)):
+            yield self.rng.randint(25, 260)
+            self.log.kv(self.kernel.now, "info", msg, pos)
+        self.kernel.spawn(self.host, vmi_controller.run())
+        self.kernel.spawn(self.host, vm_controller.run())
+
+
+def _record(lease: Obj | None) -> tuple[Any, ...] | None:
+    if lease is None:
+        return None
+    spec = lease.get("spec", {})
+    return (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"))
+
+
+def controller_pod(name: str, node: str, rs_hash: str, ip: str) -> Obj:
+    """The virt-controller pod as the API shows it (virt-operator's install strategy)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "generateName": f"virt-controller-{rs_hash}-",
+            "labels": {
+                "app.kubernetes.io/component": "kubevirt",
+                "app.kubernetes.io/managed-by": "virt-operator",
+                "app.kubernetes.io/version": "v1.9.0",
+                "kubevirt.io": "virt-controller",
+                "pod-template-hash": rs_hash,
+                "prometheus.kubevirt.io": "true",
+            },
+            "name": name,
+            "namespace": NAMESPACE,
+        },
+        "spec": {
+            "containers": [
+                {
+                    "args": [
+                        "--launcher-image",
+                        "quay.io/kubevirt/virt-launcher:v1.9.0",
+                        "--port",
+                        "8443",
+                        "-v",
+                        "2",
+                    ],
+                    "command": ["virt-controller"],
+                    "image": CONTROLLER_IMAGE,
+                    "name": "virt-controller",
+                    "readinessProbe": {
+                        "httpGet": {"path": "/leader", "port": 8443, "scheme": "HTTPS"}
+                    },
+                }
+            ],
+            "nodeName": node,
+            "restartPolicy": "Always",
+            "serviceAccountName": "kubevirt-controller",
+        },
+        "status": {
+            "conditions": [{"lastProbeTime": None, "status": "True", "type": "Ready"}],
+            "containerStatuses": [
+                {
+                    "image": CONTROLLER_IMAGE,
+                    "name": "virt-controller",
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": ""}},
+                }
+            ],
+            "phase": "Running",
+            "podIP": ip,
+        },
+    }

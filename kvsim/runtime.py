@@ -1,0 +1,39 @@
+"""What a controller running in one virt-controller container can reach: the clock, the API
+server, its informers, its log and event recorder, and the faults injected into its code."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from kvsim.apiserver import ApiServer
+from kvsim.events import Recorder
+from kvsim.informer import Informers
+from kvsim.kernel import Host, Kernel
+from kvsim.logs import ContainerLog
+
+
+@dataclass
+class CodeFaults:
+    """Deliberate departures from the v1.9.0 code, each one a bug the model exists to catch."""
+
+    ignore_backoff: bool = False  # start without consulting status.startFailure
+    rerun_after_succeeded: bool = False  # RerunOnFailure treats Succeeded like Failed
+    create_after_delete: bool = False  # a stop branch does not return before starting
+    revision_generation_offset: int = 0  # the VMI names the revision of another generation
+    names: list[str] = field(default_factory=list)  # VMs the faults apply to ([] = all)
+
+    def applies(self, name: str) -> bool:
+        return not self.names or name in self.names
+
+
+@dataclass
+class Runtime:
+    kernel: Kernel
+    api: ApiServer
+    host: Host
+    informers: Informers
+    recorder: Recorder
+    log: ContainerLog
+    rng: random.Random
+    faults: CodeFaults = field(default_factory=CodeFaults)

@@ -1,0 +1,319 @@
+"""The VirtualMachineInstance controller of v1.9.0 (pkg/virt-controller/watch/vmi/), for what
+these VMIs need: the launcher pod, the phases it decides, the finalizer it holds.
+
+It prints nothing at default verbosity on the paths modelled here except ``reenqueuing
+VirtualMachineInstance`` (vmi.go:288) on a failed reconcile: the VMI's history is told by its
+``phaseTransitionTimestamps`` and Events.
+
+Phases (lifecycle.go:256-613, the switch is on the phase at reconcile start): Pending with a
+launcher pod → Scheduling; Scheduling with the pod Ready → Scheduled (node name set); Scheduling
+with the pod down or gone → Failed; Running or Scheduled with no pod → Failed by patch (no
+timestamp); final with every pod gone → the foreground-delete finalizer is removed. A deleted
+VMI has its pods deleted first (lifecycle.go:70-76). Transitions written by Update append a
+phase transition timestamp; the patch path (phase Running or Scheduled at reconcile start)
+does not.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import partial
+from typing import Any
+
+from kvsim import timefmt
+from kvsim.apiserver import VMI_FINALIZER, ApiError, Obj
+from kvsim.kernel import Process
+from kvsim.runtime import Runtime
+from kvsim.vm_controller import API_VERSION_ANNOTATIONS, VM, VM_FINALIZER, Step, controller_ref
+from kvsim.workqueue import WorkQueue
+
+VMI, POD = "VirtualMachineInstance", "Pod"
+THREADS = 10  # application.go:1075
+LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.9.0"
+POD_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery rand.String
+
+
+def launcher_pods(rt: Runtime, vmi: Obj) -> list[Obj]:
+    uid = vmi["metadata"]["uid"]
+    return [
+        pod
+        for pod in rt.informers.list(POD)
+        if (pod["metadata"].get("labels") or {}).get("kubevirt.io/created-by") == uid
+    ]
+
+
+def pod_down(pod: Obj) -> bool:
+    """IsPodDownOrGoingDown: terminating, or its phase is final."""
+    return bool(pod["metadata"].get("deletionTimestamp")) or pod.get("status", {}).get("phase") in (
+        "Succeeded",
+        "Failed",
+    )
+
+
+def pod_ready(pod: Obj) -> bool:
+    for condition in pod.get("status", {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return bool(condition.get("status") == "True")
+    return False
+
+
+class VMIController:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.queue = WorkQueue(rt.kernel)
+        rt.informers.on(VMI, self._vmi_event)
+        rt.informers.on(POD, self._pod_event)
+
+    def run(self) -> Process:
+        rt = self.rt
+        yield rt.informers.synced
+        for _ in range(THREADS):
+            rt.kernel.spawn(rt.host, self._worker())
+
+    def _worker(self) -> Process:
+        while True:
+            key = yield from self.queue.get()
+            err = yield from self._execute(key)
+            if err is not None:
+                self.rt.log.kv(
+                    self.rt.kernel.now,
+                    "info",
+                    f"reenqueuing VirtualMachineInstance {key}",
+                    "vmi.go:288",
+                    reason=err,
+                )
+                self.queue.add_rate_limited(key)
+            else:
+                self.queue.forget(key)
+            self.queue.done(key)
+
+    def _vmi_event(self, old: Obj | None, new: Obj | None) -> None:
+        obj = new or old
+        assert obj is not None
+        self.queue.add(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
+
+    def _pod_event(self, old: Obj | None, new: Obj | None) -> None:
+        pod = new or old
+        assert pod is not None
+        labels = pod["metadata"].get("labels") or {}
+        if labels.get("kubevirt.io") != "virt-launcher":
+            return
+        self.queue.add(f"{pod['metadata']['namespace']}/{labels.get('vm.kubevirt.io/name', '')}")
+
+    # --- one reconcile ---------------------------------------------------------------------
+    def _execute(self, key: str) -> Step:
+        rt = self.rt
+        namespace, name = key.split("/", 1)
+        vmi = rt.informers.get(VMI, namespace, name)
+        if vmi is None:
+            return None
+        annotations = vmi["metadata"].setdefault("annotations", {})
+        if annotations.get(API_VERSION_ANNOTATIONS[0]) != "v1":  # vmi.go:320-331
+            for annotation in API_VERSION_ANNOTATIONS:
+                annotations[annotation] = "v1"
+            return (yield from self._write(vmi, "update"))
+        pods = launcher_pods(rt, vmi)
+        pod = next((p for p in pods if not p["metadata"].get("deletionTimestamp")), None)
+        pod = pod or (pods[0] if pods else None)
+        try:
+            sync_err = yield from self._sync(vmi, pod, pods)
+        except ApiError as exc:
+            return str(exc)
+        err = yield from self._update_status(vmi, pod, pods)
+        return err or sync_err
+
+    def _sync(self, vmi: Obj, pod: Obj | None, pods: list[Obj]) -> Step:
+        rt = self.rt
+        if vmi["metadata"].get("deletionTimestamp"):
+            for each in pods:
+                if each["metadata"].get("deletionTimestamp"):
+                    continue
+                pod_name = each["metadata"]["name"]
+                yield from rt.api.call(
+                    rt.host,
+                    POD,
+                    "delete",
+                    partial(rt.api.delete, POD, vmi["metadata"]["namespace"], pod_name, 30),
+                )
+                rt.recorder.event(
+                    vmi, "Normal", "SuccessfulDelete", f"Deleted virtual machine pod {pod_name}"
+                )
+            return None
+        if phase_of(vmi) in ("Succeeded", "Failed") or pod is not None:
+            return None
+        if phase_of(vmi) not in ("", "Pending"):
+            return None
+        manifest = render_launcher_pod(vmi, rt.rng)
+        try:
+            created = yield from rt.api.call(
+                rt.host, POD, "create", lambda: rt.api.create(manifest)
+            )
+        except ApiError as exc:
+            rt.recorder.event(vmi, "Warning", "FailedCreate", f"Error creating pod: {exc}")
+            return f"failed to create virtual machine pod: {exc}"
+        rt.recorder.event(
+            vmi,
+            "Normal",
+            "SuccessfulCreate",
+            f"Created virtual machine pod {created['metadata']['name']}",
+        )
+        return None
+
+    def _update_status(self, vmi: Obj, pod: Obj | None, pods: list[Obj]) -> Step:
+        rt = self.rt
+        updated = copy.deepcopy(vmi)
+        status = updated.setdefault("status", {})
+        current = phase_of(vmi)
+        exists = pod is not None and not pod["metadata"].get("deletionTimestamp")
+        if current in ("", "Pending"):
+            if pod is not None:
+                status["phase"] = "Scheduling"
+            elif vmi["metadata"].get("deletionTimestamp"):
+                status["phase"] = "Failed"
+        elif current == "Scheduling":
+            if pod is None:
+                status["phase"] = "Failed"
+            elif (
+                pod_ready(pod)
+                and not vmi["metadata"].get("deletionTimestamp")
+                and not pod_down(pod)
+            ):
+                node = pod["spec"].get("nodeName", "")
+                status["phase"] = "Scheduled"
+                status["nodeName"] = node
+                updated["metadata"].setdefault("labels", {})["kubevirt.io/nodeName"] = node
+            elif pod_down(pod):
+                status["phase"] = "Failed"
+        elif current in ("Succeeded", "Failed"):
+            if not pods:
+                finalizers = updated["metadata"].get("finalizers") or []
+                updated["metadata"]["finalizers"] = [f for f in finalizers if f != VMI_FINALIZER]
+            if not self._owner_exists(vmi):
+                finalizers = updated["metadata"].get("finalizers") or []
+                updated["metadata"]["finalizers"] = [f for f in finalizers if f != VM_FINALIZER]
+        elif current in ("Running", "Scheduled") and not exists:
+            status["phase"] = "Failed"
+        _ready_from_pod(updated, pod)
+        if current in ("Running", "Scheduled"):
+            if updated != vmi:
+                return (yield from self._write(updated, "patch"))
+            return None
+        _stamp_transition(vmi, updated, rt.kernel.now)
+        if updated != vmi:
+            return (yield from self._write(updated, "update"))
+        return None
+
+    def _owner_exists(self, vmi: Obj) -> bool:
+        ref = controller_ref(vmi)
+        if ref is None:
+            return False
+        vm = self.rt.informers.get(VM, vmi["metadata"]["namespace"], ref["name"])
+        return vm is not None and vm["metadata"]["uid"] == ref.get("uid")
+
+    def _write(self, vmi: Obj, verb: str) -> Step:
+        rt = self.rt
+        meta = vmi["metadata"]
+
+        def replace(current: Obj) -> None:
+            current["metadata"]["labels"] = meta.get("labels", {})
+            current["metadata"]["finalizers"] = meta.get("finalizers", [])
+            current["status"] = vmi.get("status", {})
+
+        try:
+            if verb == "update":
+                yield from rt.api.call(rt.host, VMI, verb, lambda: rt.api.update(vmi))
+            else:
+                yield from rt.api.call(
+                    rt.host,
+                    VMI,
+                    verb,
+                    lambda: rt.api.patch(VMI, meta["namespace"], meta["name"], replace),
+                )
+        except ApiError as exc:
+            return str(exc)
+        return None
+
+
+def phase_of(vmi: Obj) -> str:
+    return str(vmi.get("status", {}).get("phase", ""))
+
+
+def _stamp_transition(old: Obj, new: Obj, now: int) -> None:
+    """SetVMIPhaseTransitionTimestamp (controller.go:389-404): once per phase."""
+    before, after = phase_of(old), phase_of(new)
+    if before == after:
+        return
+    stamps = new["status"].setdefault("phaseTransitionTimestamps", [])
+    if any(s.get("phase") == after for s in stamps):
+        return
+    stamps.append({"phase": after, "phaseTransitionTimestamp": timefmt.seconds(now)})
+
+
+def _ready_from_pod(vmi: Obj, pod: Obj | None) -> None:
+    """syncReadyConditionFromPod: the VMI is Ready while its running launcher pod is."""
+    conditions = [c for c in vmi["status"].get("conditions") or [] if c.get("type") != "Ready"]
+    if pod is not None and phase_of(vmi) == "Running":
+        ready = next(
+            (c for c in pod.get("status", {}).get("conditions") or [] if c.get("type") == "Ready"),
+            None,
+        )
+        if ready is not None:
+            conditions.insert(0, {"lastProbeTime": None, **ready})
+    if conditions:
+        vmi["status"]["conditions"] = conditions
+    else:
+        vmi["status"].pop("conditions", None)
+
+
+def render_launcher_pod(vmi: Obj, rng: Any) -> Obj:
+    """A virt-launcher pod as the template service renders one (the parts evidence reads)."""
+    meta = vmi["metadata"]
+    suffix = "".join(rng.choice(POD_NAME_ALPHABET) for _ in range(5))
+    labels = dict(meta.get("labels") or {})
+    labels.update(
+        {
+            "kubevirt.io": "virt-launcher",
+            "kubevirt.io/created-by": meta["uid"],
+            "vm.kubevirt.io/name": meta["name"],
+        }
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": POD,
+        "metadata": {
+            "annotations": {"kubevirt.io/domain": meta["name"]},
+            "labels": labels,
+            "name": f"virt-launcher-{meta['name']}-{suffix}",
+            "namespace": meta["namespace"],
+            "ownerReferences": [
+                {
+                    "apiVersion": "kubevirt.io/v1",
+                    "blockOwnerDeletion": True,
+                    "controller": True,
+                    "kind": VMI,
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                }
+            ],
+        },
+        "spec": {
+            "containers": [
+                {
+                    "image": LAUNCHER_IMAGE,
+                    "name": "compute",
+                    "resources": _resources(vmi),
+                }
+            ],
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": 30,
+        },
+        "status": {"phase": "Pending", "qosClass": "Burstable"},
+    }
+
+
+def _resources(vmi: Obj) -> dict[str, Any]:
+    memory = vmi["spec"].get("domain", {}).get("memory", {}).get("guest", "2Gi")
+    return {
+        "limits": {"devices.kubevirt.io/kvm": "1"},
+        "requests": {"cpu": "100m", "memory": memory},
+    }
