@@ -90,6 +90,7 @@ class Replica:
     seed: str
     faults: CodeFaults = field(default_factory=CodeFaults)
     run_without_lease: bool = False  # a fault: the controllers start without leadership
+    informer_lag_us: int = 0  # extra watch delivery lag (an overloaded API server or replica)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"replica/{self.seed}/{self.pod}")
@@ -303,6 +304,7 @@ class Replica:
     # --- leading: informers and controllers (application.go:604-676) -----------------------
     def _lead(self) -> Process:
         informers = Informers(self.api, self.host, f"{self.seed}/{self.pod}/{len(self.logs)}")
+        informers.extra_lag_us = self.informer_lag_us
         rt = Runtime(
             self.kernel,
             self.api,

@@ -164,7 +164,7 @@ class VMIController:
         updated = copy.deepcopy(vmi)
         status = updated.setdefault("status", {})
         current = phase_of(vmi)
-        exists = pod is not None and not pod["metadata"].get("deletionTimestamp")
+        exists = pod is not None  # controller.PodExists: a terminating pod still exists
         if current in ("", "Pending"):
             if pod is not None:
                 status["phase"] = "Scheduling"

@@ -79,7 +79,7 @@ def read_leader_lines(evidence: Evidence, namespace: str) -> LeaderLines:
 
 
 def _row(record: LogRecord, stream: LogStream) -> TimelineRow:
-    matched = catalog.match(record.msg)
+    matched = catalog.match(record.msg, record.pos)
     entry, args = matched if matched else (None, {})
     return make_row(record, stream, entry, args, None)
 

@@ -1,6 +1,6 @@
 """The virt-controller message catalog: which log line means what.
 
-Messages are matched by their text, never by ``pos`` alone: the same message moves between
+Messages are matched by their text and the file in ``pos``, never by ``pos`` alone: the same message moves between
 releases (``Starting VM due to runStrategy`` is vm.go:1009 at v1.7.0, 1030 at v1.7.1, 1031 at
 v1.7.3–v1.8.4 and 1032 at v1.9.0). Each entry records where v1.7.0 … v1.9.0 print it, so a line's
 ``pos`` can also tell which release wrote it.
@@ -36,6 +36,11 @@ class Message:
 
     def pos_at(self, version: str = V190) -> tuple[str, ...]:
         return self.positions.get(version, ())
+
+    @property
+    def files(self) -> frozenset[str]:
+        """The source files that print this message, in any known release."""
+        return frozenset(p.split(":", 1)[0] for where in self.positions.values() for p in where)
 
 
 def _m(id_: str, category: str, regex: str, summary: str, **positions: tuple[str, ...]) -> Message:
@@ -389,11 +394,19 @@ for _msg in CATALOG:
     _BY_FIRST_WORD.setdefault(_first if _first.isalpha() else "", []).append(_msg)
 
 
+def match(text: str, pos: str | None = None) -> tuple[Message, dict[str, str]] | None:
+    """The catalog entry a message matches, with its captured arguments. A call site is its
+    text and its file together: the same text printed from another file is another message
+    (the VMI controller's ``reenqueuing`` text also comes from disruptionbudget.go)."""
+    return _match(text, pos.split(":", 1)[0] if pos else None)
+
+
 @lru_cache(maxsize=4096)
-def match(text: str) -> tuple[Message, dict[str, str]] | None:
-    """The catalog entry a message text matches, with its captured arguments."""
+def _match(text: str, file: str | None) -> tuple[Message, dict[str, str]] | None:
     first = text.split(" ", 1)[0]
     for entry in (*_BY_FIRST_WORD.get(first, ()), *_BY_FIRST_WORD.get("", ())):
+        if file is not None and entry.positions and file not in entry.files:
+            continue
         found = entry.pattern.match(text)
         if found:
             return entry, {k: v for k, v in found.groupdict().items() if v is not None}

@@ -143,7 +143,7 @@ def _is_launcher_of(name: str | None, scope: VMScope) -> bool:
 
 
 def _row_for(record: LogRecord, scope: VMScope, stream: LogStream) -> TimelineRow | None:
-    found = catalog.match(record.msg)
+    found = catalog.match(record.msg, record.pos)
     entry, matched = found if found else (None, {})
     if entry and entry.category == "leader":
         return make_row(record, stream, entry, matched, None)
@@ -190,4 +190,5 @@ def make_row(
         reason=record.reason,
         message_id=entry.id if entry else None,
         args=tuple(sorted(matched.items())),
+        subject=record.uid,
     )

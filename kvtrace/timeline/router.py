@@ -134,7 +134,7 @@ def route_record(
     report: SourceReport,
     seen: set[tuple[object, ...]],
 ) -> None:
-    found = catalog.match(record.msg)
+    found = catalog.match(record.msg, record.pos)
     entry, matched = found if found else (None, {})
     if entry and entry.category == "leader":
         result.leader_rows.append(make_row(record, stream, entry, matched, None))

@@ -50,6 +50,7 @@ class TimelineRow:
     message_id: str | None = None
     args: tuple[tuple[str, str], ...] = ()
     order_uncertain: bool = False
+    subject: str | None = None  # uid of the object a log line is logged with (the VM, for VM lines)
 
     def arg(self, key: str) -> str | None:
         for name, value in self.args:

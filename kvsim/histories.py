@@ -1,0 +1,241 @@
+"""Random histories a cluster can really go through, and the faults the model exists to catch.
+
+``legitimate(seed)`` draws VMs of every run strategy and drives them with what users and the
+cluster do: virtctl start/stop/restart, run-strategy switches, spec edits inside and outside
+the template, VM deletes and re-creates under the same name, guests that crash, shut down or
+never start, webhook rejections, slow API calls, informer lag, replica crashes and short stalls.
+Every one of these is something v1.9.0's code handles as designed, so a checker must find no
+violation in them.
+
+``with_fault(seed, fault)`` adds one deliberate departure from the code (or from the cluster's
+guarantees) to such a history; the name says which rule it should trip.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kvsim import timefmt
+from kvsim.apiserver import Obj
+from kvsim.cluster import Capture, Cluster
+from kvsim.informer import DropRule
+from kvsim.kernel import MS, SECOND
+from kvsim.nodes import Fate
+
+T0 = timefmt.from_iso("2026-12-08T14:00:00Z")
+STRATEGIES = ("Always", "RerunOnFailure", "Manual", "Halted", "Once")
+WEBHOOK_TIMEOUT = (
+    'Internal error occurred: failed calling webhook "virtualmachineinstances-create-validator'
+    '.kubevirt.io": failed to call webhook: Post "https://virt-api.kubevirt.svc:443/'
+    'virtualmachineinstances-validate-create?timeout=10s": context deadline exceeded'
+)
+WEBHOOK_DENIED = (
+    'admission webhook "virtualmachineinstances-create-validator.kubevirt.io" denied the request: '
+    "spec.domain.resources.requests.memory '1Gi' is greater than the namespace quota"
+)
+FAULTS = (
+    "duplicate-create",
+    "delete-create-one-reconcile",
+    "rerun-after-succeeded",
+    "backoff-broken",
+    "non-leader-action",
+    "split-brain",
+    "phase-regression",
+    "wrong-revision",
+)
+
+
+@dataclass(frozen=True)
+class History:
+    seed: int
+    cluster: Cluster
+    capture_at: int
+    vms: tuple[str, ...]
+
+    def capture(self) -> Capture:
+        return self.cluster.capture(self.capture_at)
+
+
+def _fate(rng: random.Random) -> Fate | None:
+    roll = rng.random()
+    if roll < 0.35:
+        return None
+    if roll < 0.6:
+        return Fate("crash", rng.randint(5, 240) * SECOND)
+    if roll < 0.8:
+        return Fate("shutdown", rng.randint(5, 240) * SECOND)
+    return Fate("fail-start")
+
+
+def _template_edit(vm: Obj) -> None:
+    domain = vm["spec"]["template"]["spec"]["domain"]
+    sizes = ("1Gi", "2Gi", "3Gi")
+    domain["memory"]["guest"] = sizes[(sizes.index(domain["memory"]["guest"]) + 1) % 3]
+
+
+def _label_edit(vm: Obj) -> None:
+    """A spec change outside ``spec.template``: the generation moves, the template does not."""
+    vm["spec"].setdefault("dataVolumeTemplates", [])
+    vm["spec"]["dataVolumeTemplates"] = []
+    vm["spec"]["runStrategy"] = vm["spec"].get("runStrategy") or "Always"
+    vm["spec"].pop("running", None)
+
+
+def _vm_actions(cluster: Cluster, rng: random.Random, name: str, start: int, end: int) -> None:
+    strategy = rng.choice(STRATEGIES)
+    legacy = rng.random() < 0.1 and strategy in ("Always", "Halted")
+    if legacy:
+        cluster.create_vm(start, name, strategy=None, running=strategy == "Always")
+    else:
+        cluster.create_vm(start, name, strategy=strategy)
+    for index in range(12):
+        fate = _fate(rng)
+        if fate is not None:
+            cluster.fates[(name, index)] = fate
+    when = start + rng.randint(3, 60) * SECOND
+    while when < end:
+        _one_action(cluster, rng, name, when)
+        when += rng.randint(2, 150) * SECOND
+
+
+def _one_action(cluster: Cluster, rng: random.Random, name: str, when: int) -> None:
+    roll = rng.random()
+    if roll < 0.45:
+        cluster.virtctl(when, rng.choice(("start", "stop", "restart")), name)
+    elif roll < 0.6:
+        cluster.set_strategy(when, name, rng.choice(STRATEGIES))
+    elif roll < 0.7:
+        cluster.edit_vm(when, name, _template_edit, "edit spec.template")
+    elif roll < 0.78:
+        cluster.edit_vm(when, name, _label_edit, "edit spec outside the template")
+    elif roll < 0.86:
+        cluster.delete_vm(when, name)
+        cluster.create_vm(when + rng.randint(1, 90) * SECOND, name, strategy=rng.choice(STRATEGIES))
+    elif roll < 0.93:
+        message = rng.choice((WEBHOOK_TIMEOUT, WEBHOOK_DENIED))
+        cluster.reject_vmi_creates(when, name, message, rng.randint(1, 3))
+    else:
+        cluster.delete_vm(when, name)
+
+
+def _cluster_events(cluster: Cluster, rng: random.Random, end: int) -> None:
+    if rng.random() < 0.3:
+        cluster.slow("VirtualMachineInstance", "create", rng.randint(200, 2_500) * MS)
+    if rng.random() < 0.2:
+        cluster.slow("VirtualMachine", "update", rng.randint(200, 1_500) * MS)
+    if rng.random() < 0.25:
+        cluster.crash(T0 + rng.randint(120, max(121, (end - T0) // SECOND)) * SECOND, 0)
+    if rng.random() < 0.25:
+        stall = rng.randint(1, 9) * SECOND  # shorter than the renew deadline: no failover
+        cluster.freeze(T0 + rng.randint(120, max(121, (end - T0) // SECOND)) * SECOND, 0, stall)
+    for replica in cluster.replicas:
+        if rng.random() < 0.2:
+            replica.informer_lag_us = rng.randint(5, 400) * MS
+    for node in cluster.node_names:
+        cluster.nodes.skew_us[node] = rng.randint(-800, 800) * MS  # NTP-kept node clocks
+
+
+def legitimate(seed: int, vm_count: int | None = None, minutes: int | None = None) -> History:
+    rng = random.Random(seed)
+    cluster = Cluster(f"history-{seed}", T0, replicas_count=rng.choice((1, 2, 2, 3)))
+    span = (minutes or rng.randint(4, 25)) * 60 * SECOND
+    end = T0 + 60 * SECOND + span
+    names = tuple(f"vm-{i}" for i in range(vm_count or rng.randint(1, 3)))
+    for name in names:
+        _vm_actions(cluster, rng, name, T0 + rng.randint(30, 120) * SECOND, end)
+    _cluster_events(cluster, rng, end)
+    capture_at = end + rng.randint(1, 600) * SECOND
+    return History(seed, cluster, capture_at, names)
+
+
+# --- faults ----------------------------------------------------------------------------------
+def with_fault(seed: int, fault: str) -> History:
+    """A legitimate history of one Always VM plus ``fault``."""
+    rng = random.Random(f"{seed}/{fault}")
+    cluster = Cluster(f"fault-{fault}-{seed}", T0, replicas_count=2)
+    name = "vm-0"
+    start = T0 + rng.randint(30, 90) * SECOND
+    FAULT_SETUP[fault](cluster, rng, name, start)
+    cluster.inject(fault)
+    capture_at = start + rng.randint(8, 15) * 60 * SECOND
+    return History(seed, cluster, capture_at, (name,))
+
+
+def _duplicate_create(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
+    """The leader's VMI informer misses the add of the new VMI; five minutes later the
+    expectation expires and the controller, seeing no VMI, starts the VM again."""
+    cluster.create_vm(start, name)
+    cluster.drop_event(start - SECOND, 0, "VirtualMachineInstance", name, "ADDED")
+    cluster.drop_event(start - SECOND, 0, "VirtualMachineInstance", name, "MODIFIED")
+    cluster.at(start + 2 * SECOND, lambda: _drop_all_vmi_events(cluster, name))
+    cluster.virtctl(start + 301 * SECOND + rng.randint(1, 60) * SECOND, "stop", name)
+
+
+def _drop_all_vmi_events(cluster: Cluster, name: str) -> None:
+    controller = cluster.replicas[0].vm_controller
+    if controller is not None:
+        controller.rt.informers.drops.append(DropRule("VirtualMachineInstance", name, "MODIFIED", 50))
+
+
+def _delete_create(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
+    cluster.create_vm(start, name)
+    cluster.fates[(name, 0)] = Fate("crash", rng.randint(20, 90) * SECOND)
+    for replica in cluster.replicas:
+        replica.faults.create_after_delete = True
+
+
+def _rerun_after_succeeded(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
+    cluster.create_vm(start, name, strategy="RerunOnFailure")
+    cluster.fates[(name, 0)] = Fate("shutdown", rng.randint(20, 90) * SECOND)
+    for replica in cluster.replicas:
+        replica.faults.rerun_after_succeeded = True
+
+
+def _backoff_broken(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
+    cluster.create_vm(start, name)
+    for index in range(6):
+        cluster.fates[(name, index)] = Fate("fail-start")
+    for replica in cluster.replicas:
+        replica.faults.ignore_backoff = True
+
+
+def _non_leader(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
+    cluster.replicas[1].run_without_lease = True
+    cluster.create_vm(start, name)
+
+
+def _split_brain(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
+    """The leader stalls past the lease; the standby takes over; the old leader resumes and
+    acts on its stale view before its next renewal fails."""
+    cluster.create_vm(start, name)
+    cluster.fates[(name, 0)] = Fate("crash", rng.randint(60, 120) * SECOND)
+    stall_at = start + rng.randint(20, 40) * SECOND
+    cluster.freeze(stall_at, 0, rng.randint(40, 90) * SECOND)
+
+
+def _phase_regression(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
+    cluster.create_vm(start, name)
+    for node in cluster.node_names:
+        cluster.nodes.skew_us[node] = -rng.randint(30, 90) * SECOND
+
+
+def _wrong_revision(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
+    cluster.create_vm(start, name)
+    for replica in cluster.replicas:
+        replica.faults.revision_generation_offset = -1
+    cluster.edit_vm(start + 20 * SECOND, name, _template_edit, "edit spec.template")
+    cluster.virtctl(start + 40 * SECOND, "restart", name)
+
+
+FAULT_SETUP: dict[str, Callable[[Cluster, random.Random, str, int], None]] = {
+    "duplicate-create": _duplicate_create,
+    "delete-create-one-reconcile": _delete_create,
+    "rerun-after-succeeded": _rerun_after_succeeded,
+    "backoff-broken": _backoff_broken,
+    "non-leader-action": _non_leader,
+    "split-brain": _split_brain,
+    "phase-regression": _phase_regression,
+    "wrong-revision": _wrong_revision,
+}
