@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvsim import timefmt, virtapi
-from kvsim.apiserver import ApiServer, Obj, Rejection
+from kvsim.apiserver import ApiError, ApiServer, Obj, Rejection
 from kvsim.events import EVENT_TTL_US
 from kvsim.informer import DropRule
 from kvsim.kernel import MS, SECOND, Kernel
@@ -168,7 +168,11 @@ class Cluster:
         running: bool | None = None,
     ) -> None:
         def create() -> None:
-            self.api.create(vm_object(name, namespace, strategy, running))
+            try:
+                self.api.create(vm_object(name, namespace, strategy, running))
+            except ApiError as exc:
+                self._record("user", "create", f"{namespace}/{name}", f"refused: {exc}")
+                return
             self._record("user", "create", f"{namespace}/{name}", strategy or f"running={running}")
 
         self.at(when, create)

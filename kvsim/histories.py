@@ -176,7 +176,8 @@ def _duplicate_create(cluster: Cluster, rng: random.Random, name: str, start: in
 def _drop_all_vmi_events(cluster: Cluster, name: str) -> None:
     controller = cluster.replicas[0].vm_controller
     if controller is not None:
-        controller.rt.informers.drops.append(DropRule("VirtualMachineInstance", name, "MODIFIED", 50))
+        rule = DropRule("VirtualMachineInstance", name, "MODIFIED", 50)
+        controller.rt.informers.drops.append(rule)
 
 
 def _delete_create(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:

@@ -16,6 +16,7 @@ from functools import partial
 
 from kvsim import timefmt
 from kvsim.apiserver import ApiError, ApiServer, Obj, Watch
+from kvsim.events import Recorder
 from kvsim.kernel import MS, Host, Kernel
 
 POD, VMI = "Pod", "VirtualMachineInstance"
@@ -276,4 +277,17 @@ class Nodes:
             return False
         if phase in ("Succeeded", "Failed"):
             self.started.discard(meta["uid"])
+        self._phase_event(live, phase, node)
         return True
+
+    def _phase_event(self, vmi: Obj, phase: str, node: str) -> None:
+        """recordPhaseChangeEvent (pkg/virt-handler/vm.go:1185-1194 at v1.9.0)."""
+        events = {
+            "Running": ("Normal", "VirtualMachineInstance started."),
+            "Succeeded": ("Normal", "The VirtualMachineInstance was shut down."),
+            "Failed": ("Warning", "The VirtualMachineInstance crashed."),
+        }
+        if phase in events:
+            kind, message = events[phase]
+            reason = "Started" if phase == "Running" else "Stopped"
+            Recorder(self.api, "virt-handler", node).event(vmi, kind, reason, message)

@@ -1,34 +1,28 @@
 """Facts the rules reason over, derived once from a Timeline.
 
 Run strategy (``types.go:1957-1970``: ``running`` true → Always, false or unset → Halted),
-VMI incarnations with their phase timestamps, reconciles rebuilt from log lines (at default
-verbosity no reconcile-start line exists: ``Started processing vm`` is V(4), vm.go:372 at v1.9.0;
-a decision line opens a reconcile, ``re-enqueuing`` closes one), and leader epochs.
+VMI incarnations with their phase timestamps, reconciles rebuilt from log lines by what one pass
+of the controller can print (:mod:`kvtrace.model.reconciles`), and leader epochs.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvtrace.evidence import KubeObject
-from kvtrace.model.leader_epochs import Epoch, lease_epochs, replica_of
+from kvtrace.model.leader_epochs import Epoch, lease_epochs
+from kvtrace.model.reconciles import Reconcile, is_vm_line, rebuild
 from kvtrace.timeline.build import Timeline
+from kvtrace.timeline.incarnations import event_instant
 from kvtrace.timeline.rows import TimelineRow
 from parsers.records import Timestamp
 
 ACTION_CATEGORIES = {"decision", "api", "failure", "requeue", "backoff"}
+DELETED_VMI = re.compile(r"deleting the virtual machine instance (?P<uid>\S+)$")
 FINAL = {"Succeeded", "Failed"}
-# Lines a reconcile prints before its stop decision (vm.go:985 → 1005, vm.go:1045 → 1052).
-PRELUDES = {"vm.restart-request", "vm.stop-request"}
-SAME_RECONCILE_SECONDS = 1.0
-# Between a VMI delete call and a reconcile that finds the VMI gone, the VMI controller and the
-# VM controller must each remove a finalizer and the informer must deliver the deletion
-# (lifecycle.go:459-478, vm.go:2503-2511 at v1.9.0): at least three API round trips. A start
-# decision sooner than this after a delete, with nothing in between, cannot be a separate
-# reconcile.
-SAME_PASS_SECONDS = 0.02
 
 
 @dataclass
@@ -39,19 +33,12 @@ class Incarnation:
     vmi: KubeObject | None = None
     created: Timestamp | None = None
     phases: dict[str, list[int]] = field(default_factory=dict)  # phase → row indices
+    started: list[int] = field(default_factory=list)  # virt-handler's Started Events (Running)
 
     @property
     def status(self) -> dict[str, Any]:
         status = self.vmi.body.get("status") if self.vmi else None
         return status if isinstance(status, dict) else {}
-
-
-@dataclass
-class Reconcile:
-    """Consecutive action lines of one replica for this VM, as one reconcile."""
-
-    replica: str
-    rows: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -81,6 +68,10 @@ class Facts:
                 self._actions.append(i)
         self._reconcile_at = {i: rc for rc in self.reconciles for i in rc.rows}
         self._incarnation = {inc.uid: inc for inc in self.incarnations if inc.uid}
+        self._by_source: dict[str, list[int]] = {}
+        for i, row in enumerate(self.rows):
+            if is_vm_line(row):
+                self._by_source.setdefault(row.source, []).append(i)
 
     def actions(self) -> list[int]:
         return self._actions
@@ -130,6 +121,91 @@ class Facts:
         """From row ``a`` to row ``b`` (0 when either has no time)."""
         return _gap(self.rows[a], self.rows[b])
 
+    # One replica's VM-controller lines, in order: what the reconcile grammar reads.
+
+    def next_of_source(self, index: int, ids: frozenset[str] | None) -> int | None:
+        """The next VM-controller line of the same replica after ``index`` (with these ids)."""
+        rows = self._by_source.get(self.rows[index].source, [])
+        for j in rows[bisect_right(rows, index) :]:
+            if ids is None or self.rows[j].message_id in ids:
+                return j
+        return None
+
+    def source_rows_between(self, low: int, high: int, ids: frozenset[str]) -> list[int]:
+        rows = self._by_source.get(self.rows[low].source, [])
+        inside = rows[bisect_right(rows, low) : bisect_left(rows, high)]
+        return [j for j in inside if self.rows[j].message_id in ids]
+
+    def verbose(self, source: str) -> bool:
+        """The replica printed verbosity-4 reconcile boundaries (``Started processing vm``)."""
+        return any(
+            self.rows[j].message_id == "vm.processing" for j in self._by_source.get(source, [])
+        )
+
+    def decision_before(self, index: int, ids: frozenset[str]) -> int | None:
+        """The decision line of ``index``'s reconcile, if it is one of ``ids``."""
+        reconcile = self.reconcile_of(index)
+        before = [j for j in (reconcile.rows if reconcile else []) if j < index]
+        return next((j for j in reversed(before) if self.rows[j].message_id in ids), None)
+
+    # The VM a line is about.
+
+    def vm_deleted_at(self, index: int) -> bool:
+        """The VM the line is logged with was being deleted, or is gone: its uid is not the VM's
+        at capture, the VM has a deletionTimestamp, or a bundle holds no VM of this name."""
+        subject = self.rows[index].subject
+        vm = self.vm
+        if vm is None:
+            return self.timeline.evidence.layout != "logs"
+        if subject and vm.uid and subject != vm.uid:
+            return True
+        return bool((vm.body.get("metadata") or {}).get("deletionTimestamp"))
+
+    def created_by(self, subject: str | None, before: int) -> int | None:
+        """The last successful create of the VM with uid ``subject`` before row ``before``."""
+        if not subject:
+            return None
+        for j in reversed(self.by_message("vm.created")):
+            if j < before and self.rows[j].subject == subject:
+                return j
+        return None
+
+    def older_vm_before(self, index: int) -> bool:
+        """Another VM of this name (another uid) shows in the evidence before row ``index``."""
+        subject, row = self.rows[index].subject, self.rows[index]
+        if not subject:
+            return False
+        if any(self.rows[j].subject not in (None, subject) for j in self._vm_lines() if j < index):
+            return True
+        at = row.time.at if row.time else None
+        for event in self.timeline.scope.events:
+            involved = event.body.get("involvedObject") or {}
+            when = event_instant(event)
+            other = involved.get("uid") not in (None, subject)
+            earlier = at is None or (when is not None and when <= at)
+            if involved.get("kind") == "VirtualMachine" and other and earlier:
+                return True
+        return False
+
+    def _vm_lines(self) -> list[int]:
+        return [j for rows in self._by_source.values() for j in rows]
+
+    def deleted_twice(self) -> dict[str, int]:
+        """VMI uids the VM's SuccessfulDelete Events say were deleted more than once."""
+        counts: dict[str, int] = {}
+        for event in self.timeline.scope.events:
+            body = event.body
+            involved = body.get("involvedObject") or {}
+            found = DELETED_VMI.search(str(body.get("message", "")))
+            if (
+                involved.get("kind") == "VirtualMachine"
+                and body.get("reason") == "SuccessfulDelete"
+                and found
+            ):
+                uid = found.group("uid")
+                counts[uid] = counts.get(uid, 0) + int(body.get("count") or 1)
+        return {uid: n for uid, n in counts.items() if n > 1}
+
 
 def is_action(row: TimelineRow) -> bool:
     return row.origin == "log" and row.category in ACTION_CATEGORIES
@@ -149,7 +225,7 @@ def derive(timeline: Timeline) -> Facts:
         timeline=timeline,
         strategy=run_strategy(timeline.scope.vm),
         incarnations=_incarnations(timeline),
-        reconciles=rebuild_reconciles(timeline.rows),
+        reconciles=rebuild(timeline.rows),
         epochs=lease_epochs(timeline.rows),
     )
 
@@ -167,36 +243,9 @@ def _incarnations(timeline: Timeline) -> list[Incarnation]:
             inc.phases.setdefault(row.arg("phase") or "", []).append(index)
         elif row.category == "object" and row.what == "VMI created":
             inc.created = row.time
+        elif row.category == "event" and row.arg("reason") == "Started":
+            inc.started.append(index)  # pkg/virt-handler/vm.go:1188: the domain is Running
     return list(by_uid.values())
-
-
-def rebuild_reconciles(rows: list[TimelineRow]) -> list[Reconcile]:
-    reconciles: list[Reconcile] = []
-    current: dict[str, Reconcile] = {}
-    for index, row in enumerate(rows):
-        if not is_action(row):
-            continue
-        replica = replica_of(row.source)
-        open_one = current.get(replica)
-        if open_one is None or _starts_new(rows, open_one, row):
-            open_one = Reconcile(replica)
-            reconciles.append(open_one)
-            current[replica] = open_one
-        open_one.rows.append(index)
-        if row.category == "requeue":
-            del current[replica]
-    return reconciles
-
-
-def _starts_new(rows: list[TimelineRow], reconcile: Reconcile, row: TimelineRow) -> bool:
-    last = rows[reconcile.rows[-1]]
-    if _gap(last, row) > SAME_RECONCILE_SECONDS:
-        return True
-    if row.category in ("decision", "backoff"):
-        if last.message_id == "vm.deleted" and _gap(last, row) < SAME_PASS_SECONDS:
-            return False
-        return not (last.message_id in PRELUDES and row.message_id == "vm.stop")
-    return False
 
 
 def _gap(a: TimelineRow, b: TimelineRow) -> float:

@@ -4,52 +4,84 @@ Every stop branch returns right after ``stopVMI`` (vm.go:1016, 1065, 1100), a cr
 VMI gone from the cache, and while a create or delete expectation is pending ``sync`` returns
 before deciding (vm.go:3225): delete and create never share a reconcile. Expectations
 (vm.go:1333, 2012) keep a second create from happening before the first is observed.
+
+The checks that follow from the code's shape alone (a call has its decision line, a failure its
+re-enqueue) can only be contradicted by a lost, duplicated or foreign line or by another binary:
+their findings say so, and stay open questions rather than violations.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
-from itertools import pairwise
 
 from kvtrace.model.facts import Facts
-from kvtrace.model.rules_strategy import STARTS, STOPS
-from kvtrace.model.verdicts import Finding, explained, unverifiable, violated
+from kvtrace.model.reconciles import CLOSING, START_DECISIONS, STOP_DECISIONS
+from kvtrace.model.verdicts import Finding, explained, inconsistent, unverifiable, violated
 
-DECISIONS_FOR = {"vm.created": STARTS, "vm.deleted": STOPS}
+DECISIONS_FOR = {"vm.created": START_DECISIONS, "vm.deleted": STOP_DECISIONS}
 COLLISION = "already exists"
+VMI_COLLISION = re.compile(r'virtualmachineinstances\.kubevirt\.io "[^"]*" already exists')
+REVISION_COLLISION = re.compile(r'controllerrevisions\.apps "[^"]*" already exists')
+# A failed start is retried by the work queue within milliseconds; the revision it created may
+# not be in the informer yet when the retry looks (vm.go:1726-1757).
+RETRY_SECONDS = 10.0
+# A start decision this soon after a delete line may be the same pass; at default verbosity the
+# log cannot tell one pass from two.
+SAME_PASS_SECONDS = 0.001
+BOUNDARIES = frozenset({"vm.processing", *CLOSING})
 
 
 def delete_and_create_apart(facts: Facts) -> Iterator[Finding]:
-    for reconcile in facts.reconciles:
-        ids = {facts.rows[i].message_id: i for i in reconcile.rows}
-        if "vm.deleted" in ids and "vm.created" in ids:
-            yield violated(
-                "the VMI was deleted and its successor created in one reconcile",
-                ids["vm.deleted"],
-                ids["vm.created"],
+    for deleted in facts.by_message("vm.deleted"):
+        row = facts.rows[deleted]
+        start = facts.next_of_source(deleted, START_DECISIONS)
+        if start is None:
+            continue
+        gap = facts.seconds(deleted, start)
+        between = facts.source_rows_between(deleted, start, BOUNDARIES)
+        if between:
+            yield explained(
+                "separate reconciles: a reconcile boundary lies between", deleted, start
             )
-        elif "vm.created" in ids:
-            yield explained("the create ran in a reconcile of its own", ids["vm.created"])
+        elif gap >= SAME_PASS_SECONDS:
+            yield explained(
+                f"the start came {gap:.3f}s after the delete: the VMI was gone from the cache "
+                "first, so a reconcile of its own",
+                deleted,
+                start,
+            )
+        elif facts.verbose(row.source):
+            yield violated(
+                "the VMI was deleted and its successor decided in one reconcile: no reconcile "
+                "boundary between them at verbosity 4",
+                deleted,
+                start,
+            )
+        else:
+            yield unverifiable(
+                f"the start came {gap * 1e6:.0f} µs after the delete; a VMI already without "
+                "finalizers is gone at once, so this can be the next reconcile — "
+                "logVerbosity.virtController: 4 (Started processing vm, vm.go:372) would decide",
+                deleted,
+                start,
+            )
 
 
 def api_call_follows_decision(facts: Facts) -> Iterator[Finding]:
-    vm_deleting = bool(facts.vm and (facts.vm.body.get("metadata") or {}).get("deletionTimestamp"))
     for i in facts.by_message("vm.created", "vm.deleted"):
         row = facts.rows[i]
-        reconcile = facts.reconcile_of(i)
-        decided = [
-            j
-            for j in (reconcile.rows if reconcile else [])
-            if j < i and facts.rows[j].message_id in DECISIONS_FOR[row.message_id or ""]
-        ]
-        if decided:
-            yield explained(
-                f"{facts.rows[decided[-1]].message_id} decided this call", decided[-1], i
-            )
-        elif row.message_id == "vm.deleted" and vm_deleting:
-            yield explained("the VM is being deleted: stopVMI runs without a decision line", i)
+        decided = facts.decision_before(i, DECISIONS_FOR[row.message_id or ""])
+        if decided is not None:
+            yield explained(f"{facts.rows[decided].message_id} decided this call", decided, i)
+        elif row.message_id == "vm.deleted" and facts.vm_deleted_at(i):
+            yield explained("the VM was being deleted: stopVMI runs without a decision line", i)
         else:
-            yield violated(f"{row.message_id} with no decision line in its reconcile", i)
+            yield inconsistent(
+                f"{row.message_id} with no decision line before it in its reconcile (the "
+                "excerpt may start mid-reconcile)",
+                i,
+            )
     yield from _repeated_decisions(facts)
 
 
@@ -57,86 +89,112 @@ def _repeated_decisions(facts: Facts) -> Iterator[Finding]:
     """Stop decisions without a delete repeat while the VMI terminates (vm.go:1005, 1134)."""
     for reconcile in facts.reconciles:
         ids = [facts.rows[i].message_id for i in reconcile.rows]
-        stops = [i for i in reconcile.rows if facts.rows[i].message_id in STOPS]
+        stops = [i for i in reconcile.rows if facts.rows[i].message_id in STOP_DECISIONS]
         if stops and "vm.deleted" not in ids:
             yield explained("decision repeats while the VMI terminates; no delete is sent", *stops)
 
 
 def one_delete_per_incarnation(facts: Facts) -> Iterator[Finding]:
-    seen: dict[str, int] = {}
+    """Two successful deletes of one VMI leave one SuccessfulDelete Event naming its uid with
+    count 2; two delete lines in what the evidence shows as one incarnation may only mean a
+    create line is missing between them."""
+    twice = facts.deleted_twice()
+    by_incarnation: dict[str, list[int]] = {}
     for i in facts.by_message("vm.deleted"):
-        # without a known uid, the VMI between two creates is one incarnation
-        key = facts.rows[i].incarnation or f"after-create-{facts.count_before(i, 'vm.created')}"
-        if key in seen:
-            yield violated("a second delete for the same VMI incarnation", seen[key], i)
+        by_incarnation.setdefault(facts.rows[i].incarnation or "?", []).append(i)
+    for uid, rows in by_incarnation.items():
+        if uid in twice:
+            yield violated(
+                f"VMI {uid[:8]} was deleted twice (SuccessfulDelete ×{twice[uid]})", *rows
+            )
+        elif len(rows) > 1:
+            yield unverifiable(
+                f"{len(rows)} deletes where the evidence shows one VMI: a create between them may "
+                "be missing; each SuccessfulDelete Event names the VMI it deleted",
+                *rows,
+            )
         else:
-            seen[key] = i
-            yield explained("one delete for this incarnation", i)
+            yield explained("one delete for this incarnation", *rows)
 
 
 def no_duplicate_create(facts: Facts) -> Iterator[Finding]:
+    """A create succeeds only once the previous VMI of this name is gone (same name), so only a
+    collision shows a duplicate: the controller decided to create while a VMI existed."""
     creates = facts.by_message("vm.created")
-    for before, after in pairwise(creates):
-        first, second = facts.rows[before].incarnation, facts.rows[after].incarnation
-        if facts.between(before, after, "vm.deleted"):
-            yield explained("the previous VMI was deleted before this create", after)
-        elif _alive(facts, first) and first != second:
-            yield violated(
-                f"a second VMI create while VMI {str(first)[:8]} still existed (it was never "
-                "deleted)",
-                before,
-                after,
-            )
-        elif first and second and first != second and not second.startswith("unseen-"):
-            yield explained(
-                "a new VMI: the previous one vanished without a controller delete", after
-            )
-        elif first and first == second:
-            yield violated("a second VMI create while the first VMI still existed", before, after)
-        else:
-            yield unverifiable(
-                "two creates without a delete; the VMIs are not in the evidence", before, after
-            )
+    if creates:
+        yield explained("each successful create found no VMI of this name in the API", *creates[:1])
     yield from _failed_creates(facts)
-    if creates[:1]:
-        yield explained("first create", creates[0])
 
 
 def _failed_creates(facts: Facts) -> Iterator[Finding]:
-    """A failed create is a duplicate only when the API said ``already exists``.
-
-    ``Failed to create VirtualMachineInstance: /`` (vm.go:1336) is printed for every failed create
-    — the ``/`` comes from the empty object the client returns on any error (client-go's
+    """``Failed to create VirtualMachineInstance: /`` (vm.go:1336) is printed for every failed
+    create — the ``/`` comes from the empty object the client returns on any error (client-go's
     gentype/type.go:205-216, vendored at v1.9.0) — and carries no reason; the cause is in the
-    reconcile's ``Reconciling the VirtualMachine failed.`` line (vm.go:448) or, for the revision,
-    in vm.go:1286's own reason.
-    """
+    reconcile's ``Reconciling the VirtualMachine failed.`` line (vm.go:448) or, for the
+    revision, in vm.go:1286's own reason."""
     reported: set[int] = set()
     for i in facts.by_message("vm.revision-failed", "vm.create-failed"):
         failure = facts.next_in_reconcile(i, "vm.reconcile-failed")
         reason = facts.rows[i].reason or (facts.rows[failure].reason if failure else "") or ""
         rows = (i,) if failure is None else (i, failure)
         reported.update(rows)
-        if COLLISION in reason:
-            yield violated(
-                "create collided with an existing object: a stale-cache duplicate create", *rows
-            )
-        elif reason:
-            yield explained(f"the create failed ({reason[:80]}); the work queue retries it", *rows)
-        else:
-            yield unverifiable("the create failed; why is not in the evidence", i)
+        yield _failed_create(facts, i, reason, rows)
     for i in facts.by_message("vm.reconcile-failed"):
         reason = facts.rows[i].reason or ""
         if i not in reported and "Failure while starting VMI" in reason and COLLISION in reason:
-            yield violated("reconcile failed on an already existing VMI or revision", i)
+            yield _failed_create(facts, i, reason, (i,))
 
 
-def _alive(facts: Facts, uid: str | None) -> bool:
-    """The VMI is in the evidence without a deletionTimestamp: it outlived every later line."""
-    inc = facts.incarnation(uid)
-    if inc is None or inc.vmi is None:
-        return False
-    return not (inc.vmi.body.get("metadata") or {}).get("deletionTimestamp")
+def _failed_create(facts: Facts, i: int, reason: str, rows: tuple[int, ...]) -> Finding:
+    if VMI_COLLISION.search(reason):
+        return _vmi_collision(facts, i, rows)
+    if REVISION_COLLISION.search(reason):
+        return _revision_collision(facts, i, rows)
+    if reason:
+        return explained(f"the create failed ({reason[:80]}); the work queue retries it", *rows)
+    return unverifiable("the create failed; why is not in the evidence", i)
+
+
+def _vmi_collision(facts: Facts, i: int, rows: tuple[int, ...]) -> Finding:
+    """The same VM had created a VMI of this name before: the one in the way is its own, which
+    its cache did not show (a lost informer event and an expired expectation)."""
+    subject = facts.rows[i].subject
+    own = facts.created_by(subject, before=i)
+    if own is not None:
+        return violated(
+            "the VMI create collided with a VMI this VM had created: a stale-cache duplicate "
+            "create",
+            own,
+            *rows,
+        )
+    if facts.older_vm_before(i):
+        return explained(
+            "the VMI of the previous VM of this name was still terminating: the new VM waits "
+            "for it",
+            *rows,
+        )
+    return unverifiable(
+        "the VMI create collided with an existing VMI whose owner is not in the evidence (a VM "
+        "of the same name deleted earlier?); its ownerReferences would decide",
+        *rows,
+    )
+
+
+def _revision_collision(facts: Facts, i: int, rows: tuple[int, ...]) -> Finding:
+    earlier = facts.last_before(i, *START_DECISIONS)
+    previous = facts.last_before(earlier, *START_DECISIONS) if earlier is not None else None
+    if previous is not None and facts.seconds(previous, i) <= RETRY_SECONDS:
+        return explained(
+            "a retried start: the revision its previous attempt created was not yet in the "
+            "informer cache (vm.go:1726-1757)",
+            previous,
+            *rows,
+        )
+    return unverifiable(
+        "the start revision already existed: an earlier attempt of this generation created it, "
+        "outside the evidence, or the revision cache was stale",
+        *rows,
+    )
 
 
 def failure_ends_in_requeue(facts: Facts) -> Iterator[Finding]:
@@ -145,10 +203,10 @@ def failure_ends_in_requeue(facts: Facts) -> Iterator[Finding]:
         requeue = facts.next_in_reconcile(i, "vm.requeue")
         if requeue is not None:
             yield explained("the failed reconcile was re-enqueued with backoff", i, requeue)
-        elif i == max(facts.actions(), default=-1):
+        elif facts.next_of_source(i, None) is None:
             yield unverifiable("the log ends right after the failure", i)
         else:
-            yield violated("a failed reconcile with no re-enqueuing line", i)
+            yield inconsistent("a failed reconcile with no re-enqueuing line after it", i)
     yield from _retries(facts)
 
 
@@ -172,9 +230,7 @@ def _retries(facts: Facts) -> Iterator[Finding]:
     Each replica's queue counts on its own."""
     failed: dict[str, tuple[int, int]] = {}  # replica → (consecutive failures, requeue row)
     for reconcile in facts.reconciles:
-        rows = [i for i in reconcile.rows if (facts.rows[i].pos or "").startswith("vm.go:")]
-        if not rows:
-            continue
+        rows = reconcile.rows
         before = failed.pop(reconcile.replica, None)
         if before is not None:
             yield _retry(facts, *before, rows[0])

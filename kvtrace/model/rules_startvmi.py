@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 from kvtrace.model.facts import FINAL, Facts, Incarnation
 from kvtrace.model.verdicts import Finding, explained, unverifiable, violated
+from kvtrace.timeline.vmscope import START_REVISION
+from parsers.timestamps import parse_time
 
 VM_FINALIZER = "kubevirt.io/virtualMachineControllerFinalize"
 FOREGROUND = {"kubevirt.io/foregroundDeleteVirtualMachine", "foregroundDeleteVirtualMachine"}
 GENERATION = "kubevirt.io/vm-generation"
+REVISION_BEFORE_VMI = timedelta(seconds=30)
 LEGACY_FIRMWARE_NAMESPACE = uuid.UUID("6a1a24a1-4061-4607-8bf4-a3963d0c5895")  # firmware.go:83
 
 
@@ -44,41 +48,69 @@ def _missing_vmis(facts: Facts) -> Iterator[Finding]:
 
 
 def revision_name(facts: Facts) -> Iterator[Finding]:
+    """startVMI names the revision of the VM's generation at the start, and records the name in
+    the VMI's status (vm.go:1284-1291). The VMI's ``kubevirt.io/vm-generation`` starts at that
+    generation and only moves up, when a later edit leaves ``spec.template`` alone
+    (vm.go:1438-1474), so the named generation is at most the annotation's; and the start
+    revision itself is deleted only by a later start (vm.go:1726-1761)."""
     yield from _missing_vmis(facts)
-    vm_uid = facts.timeline.scope.vm_uid
     revisions = {r.name: r for r in facts.timeline.scope.revisions}
     for inc in _vmis(facts):
         assert inc.vmi is not None
-        generation = (_meta(inc.vmi.body).get("annotations") or {}).get(GENERATION)
-        named = inc.status.get("virtualMachineRevisionName")
-        rows = _row_of(facts, inc)
-        if vm_uid is None or generation is None:
-            yield unverifiable("needs the VM uid and the VMI's kubevirt.io/vm-generation", *rows)
+        yield _revision_of(facts, inc, revisions)
+
+
+def _revision_of(facts: Facts, inc: Incarnation, revisions: dict[str, Any]) -> Finding:
+    assert inc.vmi is not None
+    rows = _row_of(facts, inc)
+    owner = _owner_uid(inc.vmi.body)
+    annotation = (_meta(inc.vmi.body).get("annotations") or {}).get(GENERATION)
+    named = str(inc.status.get("virtualMachineRevisionName") or "")
+    found = START_REVISION.match(named)
+    if owner is None or annotation is None or not str(annotation).isdigit():
+        return unverifiable("needs the VMI's owner uid and its kubevirt.io/vm-generation", *rows)
+    if found is None or found.group("uid") != owner:
+        return violated(
+            f"status.virtualMachineRevisionName is {named!r}, not "
+            f"revision-start-vm-{owner}-<generation>",
+            *rows,
+        )
+    generation = int(found.group("gen"))
+    if generation > int(annotation):
+        return violated(
+            f"{named} names generation {generation}, above the VMI's vm-generation {annotation}",
+            *rows,
+        )
+    own = _start_revision_of(inc, owner, revisions)
+    if revisions and named not in revisions and own is not None:
+        return violated(
+            f"the VMI names {named}, which does not exist, while {own} was created for its start",
+            *rows,
+        )
+    return explained(f"{named}: the VM's generation at this start ({generation})", *rows)
+
+
+def _owner_uid(body: dict[str, Any]) -> str | None:
+    for ref in _meta(body).get("ownerReferences") or []:
+        if isinstance(ref, dict) and ref.get("controller") and ref.get("kind") == "VirtualMachine":
+            return str(ref.get("uid"))
+    return None
+
+
+def _start_revision_of(inc: Incarnation, owner: str, revisions: dict[str, Any]) -> str | None:
+    """A start revision of the VM created in the seconds before this VMI: the one its start
+    made (a slow VMI create can take the webhook's 10 s and more)."""
+    created = inc.created.at if inc.created else None
+    if created is None:
+        return None
+    for name, revision in revisions.items():
+        found = START_REVISION.match(name)
+        when = parse_time(str(_meta(revision.body).get("creationTimestamp") or ""))
+        if found is None or found.group("uid") != owner or when is None:
             continue
-        expected = f"revision-start-vm-{vm_uid}-{generation}"
-        if named != expected:
-            yield violated(
-                f"status.virtualMachineRevisionName is {named!r}, expected {expected}", *rows
-            )
-        elif (
-            revisions
-            and expected not in revisions
-            and not _newer_revision(revisions, vm_uid, generation)
-        ):
-            yield violated(
-                f"no ControllerRevision {expected} although start revisions were collected", *rows
-            )
-        else:
-            yield explained(
-                f"revision {expected} matches the VM uid and generation {generation}", *rows
-            )
-
-
-def _newer_revision(revisions: dict[str, Any], vm_uid: str, generation: str) -> bool:
-    """A later start deletes older revisions (vm.go:1726-1761): a newer one may replace it."""
-    prefix = f"revision-start-vm-{vm_uid}-"
-    gens = [n.removeprefix(prefix) for n in revisions if n.startswith(prefix)]
-    return any(g.isdigit() and generation.isdigit() and int(g) > int(generation) for g in gens)
+        if timedelta(0) <= created - when.at <= REVISION_BEFORE_VMI:
+            return name
+    return None
 
 
 def vmi_metadata(facts: Facts) -> Iterator[Finding]:

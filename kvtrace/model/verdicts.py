@@ -38,6 +38,18 @@ def unverifiable(why: str, *rows: int) -> Finding:
     return Finding(UNVERIFIABLE, why, rows)
 
 
+INCONSISTENT = (
+    "v1.9.0's code cannot print this, so a line is lost, duplicated or foreign, or the binary is "
+    "not the release's code"
+)
+
+
+def inconsistent(why: str, *rows: int) -> Finding:
+    """The evidence contradicts something the code guarantees by its shape: not a controller
+    failure but evidence to examine (an open question, never a violation)."""
+    return Finding(UNVERIFIABLE, f"{why}: {INCONSISTENT}", rows)
+
+
 Check = Callable[["Facts"], Iterable[Finding]]
 
 

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from kvtrace.errors import NotFoundError
 from kvtrace.evidence import VM, Evidence, EvidenceSummary
+from kvtrace.timeline import incarnations
+from kvtrace.timeline.incarnations import CONTEXT_CATEGORIES
 from kvtrace.timeline.log_rows import SourceReport, log_rows
 from kvtrace.timeline.object_rows import object_rows
 from kvtrace.timeline.rows import TimelineRow, order, within
 from kvtrace.timeline.vmscope import VMScope, build_scope
 
-CONTEXT_CATEGORIES = {"leader"}
-# Start decisions belong to the VMI they are about to create.
-STARTING = {"vm.start", "vm.start-request", "vm.start-receiver", "vm.created"}
 _LOGGED_VM = re.compile(rb'"name":"([^"]+)","namespace":"([^"]+)","pos":"vm\.go:')
 NAME_PROBE_BYTES = 64 << 20
 
@@ -68,7 +67,7 @@ def assemble(
     until: datetime | None = None,
 ) -> Timeline:
     """Merge object rows and already-attributed log rows into an ordered Timeline."""
-    rows = _with_incarnations(object_rows(scope) + logged, scope)
+    rows = incarnations.assign(object_rows(scope) + logged, scope)
     rows = order([r for r in rows if within(r, since, until)])
     summary = evidence.summary()
     timeline = Timeline(scope.namespace, scope.name, scope, rows, reports, summary, since, until)
@@ -78,64 +77,6 @@ def assemble(
 
 def _about_vm(rows: list[TimelineRow]) -> bool:
     return any(r.category not in CONTEXT_CATEGORIES for r in rows)
-
-
-def _starts(scope: VMScope) -> dict[str, datetime]:
-    from parsers.timestamps import parse_time
-
-    starts = {}
-    for vmi in scope.vmis:
-        when = parse_time(str(vmi.body.get("metadata", {}).get("creationTimestamp") or ""))
-        if vmi.uid and when:
-            starts[vmi.uid] = when.at
-    return starts
-
-
-def _with_incarnations(rows: list[TimelineRow], scope: VMScope) -> list[TimelineRow]:
-    """Give VM-level rows the VMI incarnation that was current at their time.
-
-    An incarnation starts at its ``Started VM by creating …`` line (µs) when one is found within
-    a few seconds of the VMI's ``creationTimestamp`` (1 s), else at the creationTimestamp.
-    """
-    starts = _refined(_starts(scope), rows)
-    known = sorted(starts.items(), key=lambda kv: kv[1])
-    unknown = [uid for uid in scope.vmi_uids if uid not in starts]
-    return [_assign(row, known, unknown) for row in rows]
-
-
-def _refined(starts: dict[str, datetime], rows: list[TimelineRow]) -> dict[str, datetime]:
-    """Move each VMI's start to its create line; a create after a known VMI that matches no VMI
-    object starts an incarnation the evidence has no object for (``unseen-N``)."""
-    refined = dict(starts)
-    for row in rows:
-        if row.message_id != "vm.created" or row.time is None:
-            continue
-        at = row.time.at
-        near = [uid for uid, start in starts.items() if -1 <= (at - start).total_seconds() <= 5]
-        if len(near) == 1:
-            refined[near[0]] = at
-        elif not near and any(start < at for start in starts.values()):
-            refined[f"unseen-{sum(k.startswith('unseen-') for k in refined) + 1}"] = at
-    return refined
-
-
-def _assign(row: TimelineRow, known: list[tuple[str, datetime]], unknown: list[str]) -> TimelineRow:
-    if row.incarnation or row.time is None or row.category in CONTEXT_CATEGORIES:
-        return row
-    if row.origin in ("revision",) or row.evidence.ref.startswith("VirtualMachine/"):
-        return row
-    at = row.time.at
-    if row.message_id in STARTING:
-        upcoming = [uid for uid, start in known if 0 <= (start - at).total_seconds() <= 5]
-        if upcoming:
-            return replace(row, incarnation=upcoming[0])
-    end = row.time.end  # a 1 s object time belongs to a VMI created within that second
-    current = [
-        uid for uid, start in known if start <= at or (row.time.resolution_us > 1 and start < end)
-    ]
-    if current:
-        return replace(row, incarnation=current[-1])
-    return replace(row, incarnation=unknown[-1]) if unknown else row
 
 
 def _notes(timeline: Timeline) -> list[str]:

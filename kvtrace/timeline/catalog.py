@@ -1,9 +1,9 @@
 """The virt-controller message catalog: which log line means what.
 
-Messages are matched by their text and the file in ``pos``, never by ``pos`` alone: the same message moves between
-releases (``Starting VM due to runStrategy`` is vm.go:1009 at v1.7.0, 1030 at v1.7.1, 1031 at
-v1.7.3–v1.8.4 and 1032 at v1.9.0). Each entry records where v1.7.0 … v1.9.0 print it, so a line's
-``pos`` can also tell which release wrote it.
+Messages are matched by their text and the file in ``pos``, never by ``pos`` alone: the same
+message moves between releases (``Starting VM due to runStrategy`` is vm.go:1009 at v1.7.0, 1030
+at v1.7.1, 1031 at v1.7.3–v1.8.4 and 1032 at v1.9.0). Each entry records where v1.7.0 … v1.9.0
+print it, so a line's ``pos`` can also tell which release wrote it.
 
 Categories:
 ``decision`` a run-strategy decision (logged before acting, repeats while a VMI terminates);
