@@ -75,6 +75,10 @@ def _template_edit(vm: Obj) -> None:
     domain["memory"]["guest"] = sizes[(sizes.index(domain["memory"]["guest"]) + 1) % 3]
 
 
+def _relabel(vm: Obj) -> None:
+    vm["metadata"].setdefault("labels", {})["team"] = "storage"
+
+
 def _label_edit(vm: Obj) -> None:
     """A spec change outside ``spec.template``: the generation moves, the template does not."""
     vm["spec"].setdefault("dataVolumeTemplates", [])
@@ -170,7 +174,8 @@ def _duplicate_create(cluster: Cluster, rng: random.Random, name: str, start: in
     cluster.drop_event(start - SECOND, 0, "VirtualMachineInstance", name, "ADDED")
     cluster.drop_event(start - SECOND, 0, "VirtualMachineInstance", name, "MODIFIED")
     cluster.at(start + 2 * SECOND, lambda: _drop_all_vmi_events(cluster, name))
-    cluster.virtctl(start + 301 * SECOND + rng.randint(1, 60) * SECOND, "stop", name)
+    relabel = start + 301 * SECOND + rng.randint(1, 60) * SECOND
+    cluster.edit_vm(relabel, name, _relabel, "kubectl label vm")  # any update re-enqueues it
 
 
 def _drop_all_vmi_events(cluster: Cluster, name: str) -> None:
@@ -208,12 +213,11 @@ def _non_leader(cluster: Cluster, rng: random.Random, name: str, start: int) -> 
 
 
 def _split_brain(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
-    """The leader stalls past the lease; the standby takes over; the old leader resumes and
-    acts on its stale view before its next renewal fails."""
+    """The leader's node stalls right after a start decision, past the lease; the standby takes
+    over and starts the VM; the old leader resumes mid-reconcile and creates on its stale view
+    before its renewal fails (client-go does not fence a deposed leader)."""
     cluster.create_vm(start, name)
-    cluster.fates[(name, 0)] = Fate("crash", rng.randint(60, 120) * SECOND)
-    stall_at = start + rng.randint(20, 40) * SECOND
-    cluster.freeze(stall_at, 0, rng.randint(40, 90) * SECOND)
+    cluster.replicas[0].faults.stall_after_start_decision = rng.randint(25, 60) * SECOND
 
 
 def _phase_regression(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:

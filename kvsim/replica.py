@@ -124,7 +124,7 @@ class Replica:
         self._mark_started()
         yield from self._startup_lines()
         if self.run_without_lease:
-            self.kernel.spawn(self.host, self._lead())
+            self.kernel.spawn(self.host, self._lead(quiet=True))
         yield from self._elect()
 
     def _startup_lines(self) -> Process:
@@ -248,17 +248,26 @@ class Replica:
         yield from self._renew()
 
     def _renew(self) -> Process:
-        last_renewed = self.kernel.now
+        """``renew``: every retry period a round starts with its own renew-deadline timeout and
+        tries at once, then every retry period, until it succeeds or the timeout ends it. After a
+        stall the next round only starts when the container runs again, so a deposed leader
+        goes on acting for up to the renew deadline before it gives up."""
         while True:
             yield RETRY_PERIOD_US
-            try:
-                yield from self.api.call(self.host, "Lease", "update", self._renew_once)
-                last_renewed = self.kernel.now
-            except ApiError:
-                if self.kernel.now - last_renewed < RENEW_DEADLINE_US:
-                    continue
-                self._lost("context deadline exceeded")
-                return
+            deadline = self.kernel.now + RENEW_DEADLINE_US
+            while not (yield from self._try_renew()):
+                if self.kernel.now + RETRY_PERIOD_US >= deadline:
+                    yield max(0, deadline - self.kernel.now)
+                    self._lost("context deadline exceeded")
+                    return
+                yield RETRY_PERIOD_US
+
+    def _try_renew(self) -> Process:
+        try:
+            yield from self.api.call(self.host, "Lease", "update", self._renew_once)
+        except ApiError:
+            return False
+        return True
 
     def _renew_once(self) -> None:
         lease = self.api.peek("Lease", NAMESPACE, LEASE)
@@ -302,7 +311,9 @@ class Replica:
         self.host.frozen_until = self.kernel.now + duration
 
     # --- leading: informers and controllers (application.go:604-676) -----------------------
-    def _lead(self) -> Process:
+    def _lead(self, quiet: bool = False) -> Process:
+        """Start informers and controllers. ``quiet``: the fault of running them without the
+        lease, which prints none of the lines that follow an acquisition."""
         informers = Informers(self.api, self.host, f"{self.seed}/{self.pod}/{len(self.logs)}")
         informers.extra_lag_us = self.informer_lag_us
         rt = Runtime(
@@ -317,6 +328,11 @@ class Replica:
         )
         vm_controller, vmi_controller = VMController(rt), VMIController(rt)
         self.vm_controller = vm_controller
+        if quiet:
+            self.kernel.spawn(self.host, informers.start())
+            self.kernel.spawn(self.host, vmi_controller.run())
+            self.kernel.spawn(self.host, vm_controller.run())
+            return
         yield 612
         for name in self.rng.sample(INFORMERS, len(INFORMERS)):  # Go map iteration order
             yield self.rng.randint(18, 95)

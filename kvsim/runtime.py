@@ -21,6 +21,7 @@ class CodeFaults:
     rerun_after_succeeded: bool = False  # RerunOnFailure treats Succeeded like Failed
     create_after_delete: bool = False  # a stop branch does not return before starting
     revision_generation_offset: int = 0  # the VMI names the revision of another generation
+    stall_after_start_decision: int = 0  # µs the container stalls right after a start decision
     names: list[str] = field(default_factory=list)  # VMs the faults apply to ([] = all)
 
     def applies(self, name: str) -> bool:

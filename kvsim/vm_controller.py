@@ -393,6 +393,11 @@ class VMController:
             self.queue.add_after(key_of(vm), left * SECOND)
             return vm, None
         self._log_vm("info", f"Starting VM due to runStrategy: {strategy}", vm, start_pos)
+        stall = self.rt.faults.stall_after_start_decision
+        if stall and self.rt.faults.applies(vm["metadata"]["name"]):
+            self.rt.faults.stall_after_start_decision = 0  # once: the node freezes mid-reconcile
+            self.rt.host.frozen_until = self.rt.kernel.now + stall
+            yield 0
         return (yield from self._start_or_error(vm))
 
     def _start_or_error(self, vm: Obj) -> Step:

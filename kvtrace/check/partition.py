@@ -27,7 +27,12 @@ from kvtrace.evidence import LogStream
 
 LEADER = "leader"
 UNROUTED = "unrouted"
-_LEADER_MARKS = (b"leaderelection", b"STARTING controllers")
+_LEADER_MARKS = (
+    b"leaderelection",
+    b"STARTING controllers",
+    b"Starting VirtualMachine controller",
+    b"Starting vmi controller",
+)
 _NAME = b'"name":"'
 _NAMESPACE = b'"namespace":"'
 _KEY_IN_MSG = re.compile(rb"(?:VirtualMachine|VirtualMachineInstance|vmi) ([^ /\"\\]+)/([^ \"\\]+)")

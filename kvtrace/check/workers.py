@@ -26,8 +26,8 @@ from kvtrace.check.report import VMCheck
 from kvtrace.check.vms import check_scopes
 from kvtrace.evidence import Evidence, LogStream
 from kvtrace.sources.safety import temp_space
-from kvtrace.timeline.log_rows import SourceReport
-from kvtrace.timeline.router import BulkResult, Router, route_record
+from kvtrace.timeline.log_rows import LineDedup, SourceReport, stream_order
+from kvtrace.timeline.router import BulkResult, Router, named, route_record
 from kvtrace.timeline.rows import TimelineRow
 from parsers.logstream import LogParser
 from parsers.records import LineTally
@@ -63,7 +63,7 @@ def check_partitioned(
     evidence: Evidence, router: Router
 ) -> tuple[list[VMCheck], list[SourceReport]]:
     global _JOB
-    streams = sorted(evidence.logs, key=lambda s: s.info.source_id)
+    streams = sorted(evidence.logs, key=stream_order)
     count = workers()
     with temp_space() as directory:
         _JOB = _Job(evidence, router, streams, str(directory), count * BUCKETS_PER_WORKER)
@@ -101,10 +101,11 @@ def _check_bucket(task: tuple[str, dict[int, int]]) -> BucketResult:
     if name in (LEADER, UNROUTED):
         return _tally_only(job, grouped)
     sub = _bucket_router(job.router, int(name), job.buckets)
-    routed, result = BulkResult({}, [], []), BucketResult()
+    routed, result, dedup = BulkResult({}, [], []), BucketResult(), LineDedup()
     for index, lines in sorted(grouped.items()):
-        report = _parse_and_route(job, sub, index, lines, routed)
+        report = _parse_and_route(job, sub, index, lines, routed, dedup)
         result.tallies[index], result.rows[index] = report.tally, report.rows
+    routed = named(routed, dedup)
     result.vms = check_scopes(
         job.evidence, sub, routed.rows, _leader_rows(job, first), [], keep=False
     )
@@ -126,17 +127,21 @@ def _read(job: _Job, bucket: str, first: dict[int, int]) -> dict[int, list[tuple
 
 
 def _parse_and_route(
-    job: _Job, sub: Router, index: int, lines: list[tuple[int, bytes]], routed: BulkResult
+    job: _Job,
+    sub: Router,
+    index: int,
+    lines: list[tuple[int, bytes]],
+    routed: BulkResult,
+    dedup: LineDedup,
 ) -> SourceReport:
     stream = job.streams[index]
     report = SourceReport(stream.info.source_id, None, None, None, 0, 0)
     parser = LogParser(stream.info, policy="skip", anchor=job.evidence.captured_at)
-    seen: set[tuple[object, ...]] = set()
     for line_no, line in lines:
         for record in parser.feed(line_no, line):
-            route_record(sub, record, stream, routed, report, seen)
+            route_record(sub, record, stream, routed, report, dedup)
     for record in parser.close():
-        route_record(sub, record, stream, routed, report, seen)
+        route_record(sub, record, stream, routed, report, dedup)
     tally = LineTally(parser.tally)
     tally.update(report.tally)  # duplicates found while routing move lines from record
     report.tally = tally
@@ -157,11 +162,11 @@ def _tally_only(job: _Job, grouped: dict[int, list[tuple[int, bytes]]]) -> Bucke
 def _leader_rows(job: _Job, first: dict[int, int]) -> list[TimelineRow]:
     """Leader-election rows, parsed once per worker process and shared by its buckets."""
     if job.leader_rows is None:
-        routed = BulkResult({}, [], [])
+        routed, dedup = BulkResult({}, [], []), LineDedup()
         empty = Router({}, job.evidence, discover=False)
         for index, lines in sorted(_read(job, LEADER, first).items()):
-            _parse_and_route(job, empty, index, lines, routed)
-        job.leader_rows = routed.leader_rows
+            _parse_and_route(job, empty, index, lines, routed, dedup)
+        job.leader_rows = named(routed, dedup).leader_rows
     return job.leader_rows
 
 

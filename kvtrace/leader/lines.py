@@ -11,7 +11,7 @@ from kvtrace.model.leader_epochs import (
     Action,
 )
 from kvtrace.timeline import catalog
-from kvtrace.timeline.log_rows import is_duplicate, make_row
+from kvtrace.timeline.log_rows import LineDedup, make_row, stream_order
 from kvtrace.timeline.logscan import Needles, scan_streams
 from kvtrace.timeline.router import ACTION_FILES
 from kvtrace.timeline.rows import TimelineRow
@@ -53,7 +53,7 @@ def controller_streams(evidence: Evidence, namespace: str) -> list[LogStream]:
         in_ns = info.namespace in (None, namespace)
         return in_ns and (info.pod.startswith("virt-controller-") or info.container == LOCK_NAME)
 
-    return sorted((s for s in evidence.logs if wanted(s)), key=lambda s: s.info.source_id)
+    return sorted((s for s in evidence.logs if wanted(s)), key=stream_order)
 
 
 def read_leader_lines(evidence: Evidence, namespace: str) -> LeaderLines:
@@ -62,19 +62,21 @@ def read_leader_lines(evidence: Evidence, namespace: str) -> LeaderLines:
     from kvtrace.model.facts import is_action
 
     found = LeaderLines()
-    seen: set[tuple[object, ...]] = set()
+    dedup = LineDedup()
     for scan in scan_streams(controller_streams(evidence, namespace), HISTORY_NEEDLES):
         found.sources.append(scan.stream.info.source_id)
         parser = LogParser(scan.stream.info, policy="skip", anchor=evidence.captured_at)
         records = [r for n, line in scan.hits for r in parser.feed(n, line)] + parser.close()
         for record in records:
-            if record.time is None or is_duplicate(record, scan.stream, seen):
+            if record.time is None or dedup.duplicate(record, scan.stream):
                 continue
             row = _row(record, scan.stream)
             if row.category == "leader":
                 found.leader_rows.append(row)
             elif is_action(row) and (row.pos or "").split(":")[0] in ACTION_FILES:
                 found.actions.append(Action(row, _target(record, row)))
+    found.leader_rows = dedup.named(found.leader_rows)
+    found.actions = [Action(dedup.named([a.row])[0], a.target) for a in found.actions]
     return found
 
 

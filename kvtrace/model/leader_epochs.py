@@ -26,7 +26,9 @@ LEASE_SECONDS = 15  # leaseDurationSeconds default (leaderelectionconfig/config.
 RENEW_DEADLINE_SECONDS = 10  # RenewDeadline default (leaderelectionconfig/config.go:32)
 RETRY_PERIOD_SECONDS = 2  # RetryPeriod default (leaderelectionconfig/config.go:33)
 LOCK_NAME = "virt-controller"  # Lease (and pre-v1.3 Endpoints) name (application.go:1148-1150)
-STARTS = {"leader.acquired", "leader.controllers"}
+# Leadership shows in the klog acquisition, the STARTING controllers line and the controllers'
+# own start lines, all printed only once the lease is held (application.go:604-672 at v1.9.0).
+STARTS = {"leader.acquired", "leader.controllers", "controller.vm-start", "controller.vmi-start"}
 ENDS = {"leader.renew-failed", "leader.lost"}
 LEASE_WINDOW = timedelta(seconds=LEASE_SECONDS)
 

@@ -166,8 +166,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "KV-LD-02",
-        "warning",
-        "Two replicas never act for the same VM within one lease duration (15 s): that would be split brain.",
+        "error",
+        "A replica never acts after another replica acquired the lease from it: that is split brain (a deposed leader acting on a stale view).",
         ("leaderelectionconfig/config.go:30-44", "application.go:1170-1172"),
         ld.no_split_brain,
     ),

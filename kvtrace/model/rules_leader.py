@@ -7,21 +7,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kvtrace.model.facts import Facts
-from kvtrace.model.leader_epochs import (
-    LEASE_SECONDS,
-    leader_at,
-    replica_of,
-    replicas_with_lease_lines,
-)
+from kvtrace.model.leader_epochs import STARTS, leader_at, replica_of
 from kvtrace.model.verdicts import Finding, explained, unverifiable, violated
 
 
 def leader_only(facts: Facts) -> Iterator[Finding]:
+    """A container that logged its start (``attempting to acquire``) and then an action before
+    any sign of leadership (the acquisition, ``STARTING controllers``, the controllers' start
+    lines) acted without the lease: a container acquires once, and exits when it loses it. With
+    no line of the container's start, the acquisition may be outside the excerpt or lost."""
     actions = facts.actions()
-    if actions and not facts.epochs:
+    if actions and not facts.epochs and not facts.by_message("leader.attempt"):
         yield unverifiable("no leader-election lines in the evidence", *actions)
         return
-    with_lines = replicas_with_lease_lines(facts.rows)
     for i in actions:
         row = facts.rows[i]
         replica = replica_of(row.source)
@@ -29,26 +27,69 @@ def leader_only(facts: Facts) -> Iterator[Finding]:
             continue
         if replica in leader_at(facts.epochs, row.time.at):
             yield explained(f"{replica} held the lease", i)
-        elif replica in with_lines:
-            yield violated(f"{replica} acted without holding the lease", i)
+            continue
+        attempt = _started_without_lead(facts, i)
+        if attempt is not None:
+            yield violated(
+                f"{replica} acted after it started ({facts.rows[attempt].what[:40]}…) and before "
+                "any sign that it held the lease",
+                attempt,
+                i,
+            )
         else:
-            yield unverifiable(f"{replica}'s log has no leader-election lines", i)
+            yield unverifiable(
+                f"{replica}'s leadership at this time is not in the evidence (its acquisition "
+                "may be lost or before the excerpt)",
+                i,
+            )
+
+
+def _started_without_lead(facts: Facts, index: int) -> int | None:
+    """The container's ``attempting to acquire`` line before ``index`` with no leadership line
+    of the same container between them."""
+    source = facts.rows[index].source
+    attempts = [j for j in facts.by_message("leader.attempt") if j < index]
+    attempt = next((j for j in reversed(attempts) if facts.rows[j].source == source), None)
+    if attempt is None:
+        return None
+    led = [
+        j
+        for j in facts.by_message(*STARTS)
+        if attempt < j < index and facts.rows[j].source == source
+    ]
+    return None if led else attempt
 
 
 def no_split_brain(facts: Facts) -> Iterator[Finding]:
-    """Actions of two replicas interleaved within one lease duration: both believed they led."""
-    timed = [
-        (row.time.at, replica_of(row.source), i)
-        for i in facts.actions()
-        if (row := facts.rows[i]).time is not None
-    ]
-    replicas = {r for _, r, _ in timed}
-    if len(replicas) < 2:
-        if timed:
-            yield explained("one replica took every action", *(i for *_, i in timed[:1]))
-        return
-    for (t1, r1, i1), (_, r2, i2), (t3, r3, i3) in zip(timed, timed[1:], timed[2:], strict=False):
-        if r1 == r3 != r2 and (t3 - t1).total_seconds() < LEASE_SECONDS:
-            yield violated(f"{r1} and {r2} acted within {LEASE_SECONDS}s of each other", i1, i2, i3)
+    """A replica acting after another replica acquired the lease from it, before its own loss
+    of the lease shows, believed it still led: client-go does not fence a deposed leader, so a
+    stalled leader that resumes acts on a stale view (leaderelection.go:278-299). In a clean
+    hand-over the old leader gives up within the renew deadline (10 s) and exits before any
+    standby can acquire (15 s after the last renewal it saw)."""
+    for i in facts.actions():
+        row = facts.rows[i]
+        if row.time is None:
+            continue
+        replica = replica_of(row.source)
+        own = [e for e in facts.epochs if e.replica == replica and e.holds(row.time.at)]
+        usurper = next(
+            (
+                e
+                for e in facts.epochs
+                if e.replica != replica
+                and e.holds(row.time.at)
+                and any(e.start > mine.start for mine in own)
+            ),
+            None,
+        )
+        if usurper is not None:
+            acquired = usurper.rows[0] if usurper.rows else None
+            evidence = [facts.rows.index(acquired)] if acquired in facts.rows else []
+            yield violated(
+                f"{replica} acted after {usurper.replica} had acquired the lease from it: both "
+                "believed they led (split brain)",
+                *evidence,
+                i,
+            )
             return
-    yield explained("replicas took turns, never interleaved")
+    yield explained("no replica acted after another took the lease from it")

@@ -332,7 +332,7 @@ CATALOG: tuple[Message, ...] = (
     ),
     _m(
         "controller.vm-start",
-        "controller",
+        "leader",
         r"^Starting VirtualMachine controller\.$",
         "VM controller started on this replica",
         v170=("vm.go:309",),
@@ -342,7 +342,7 @@ CATALOG: tuple[Message, ...] = (
     ),
     _m(
         "controller.vmi-start",
-        "controller",
+        "leader",
         r"^Starting vmi controller\.$",
         "VMI controller started on this replica",
         v170=("vmi.go:227",),

@@ -11,7 +11,7 @@ every replica.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import PurePath
@@ -25,7 +25,12 @@ from parsers.logstream import LogParser
 from parsers.records import DUPLICATE, RECORD, LineTally, LogRecord
 
 # klog lease lines (leaderelection.go) and the stdlib line printed on becoming leader
-LEADER_NEEDLES = (b"leaderelection", b"STARTING controllers")
+LEADER_NEEDLES = (
+    b"leaderelection",
+    b"STARTING controllers",
+    b"Starting VirtualMachine controller",
+    b"Starting vmi controller",
+)
 
 
 @dataclass
@@ -59,24 +64,24 @@ def needles_for(scope: VMScope) -> Needles:
 def log_rows(
     streams: list[LogStream], scope: VMScope, anchor: datetime | None
 ) -> tuple[list[TimelineRow], list[SourceReport]]:
-    ordered = sorted(streams, key=lambda s: s.info.source_id)
+    ordered = sorted(streams, key=stream_order)
     rows: list[TimelineRow] = []
     reports: list[SourceReport] = []
-    seen: set[tuple[object, ...]] = set()
+    dedup = LineDedup()
     for scan in scan_streams(ordered, needles_for(scope)):
         report = _report(scan)
         for record in _parse(scan, anchor, report.tally):
             row = _row_for(record, scope, scan.stream)
             if row is None:
                 continue
-            if is_duplicate(record, scan.stream, seen):
+            if dedup.duplicate(record, scan.stream):
                 report.tally[RECORD] -= 1
                 report.tally[DUPLICATE] += 1
                 continue
             rows.append(row)
             report.rows += 1
         reports.append(report)
-    return rows, reports
+    return dedup.named(rows), reports
 
 
 def _report(scan: StreamScan) -> SourceReport:
@@ -94,17 +99,42 @@ def _parse(scan: StreamScan, anchor: datetime | None, tally: LineTally) -> Itera
     tally.update(parser.tally)
 
 
-def is_duplicate(record: LogRecord, stream: LogStream, seen: set[tuple[object, ...]]) -> bool:
-    """A byte-identical body from the same pod seen in another source (shown once, counted as
-    ``duplicate``: docs/timeline.md, "Ordering")."""
-    pod = record.pod or stream.info.pod
-    key = (pod, record.container or stream.info.container, record.time, record.msg, record.pos)
-    if pod is None or record.time is None:
-        return False
-    if key in seen:
+@dataclass
+class LineDedup:
+    """One line seen in two places is one line (docs/timeline.md, "Ordering"): the same log in
+    two overlapping snapshots, given twice, or concatenated twice. A line is its microsecond
+    timestamp, text, position, object and reason; two files whose lines coincide are one
+    container's log, so a file that names no pod takes the name of the one it repeats."""
+
+    seen: dict[tuple[object, ...], tuple[str, str | None]] = field(default_factory=dict)
+    alias: dict[str, str] = field(default_factory=dict)
+
+    def duplicate(self, record: LogRecord, stream: LogStream) -> bool:
+        if record.time is None:
+            return False
+        key = (record.time, record.msg, record.pos, record.uid, record.reason, record.level)
+        source, pod = source_name(record, stream), record.pod or stream.info.pod
+        first = self.seen.get(key)
+        if first is None:
+            self.seen[key] = (source, pod)
+            return False
+        first_source, first_pod = first
+        if pod and first_pod and pod != first_pod:
+            return False  # two replicas printing the same line at the same µs: both happened
+        if first_source != source and not pod:
+            self.alias.setdefault(source, first_source)
         return True
-    seen.add(key)
-    return False
+
+    def named(self, rows: list[TimelineRow]) -> list[TimelineRow]:
+        """The rows with every file that repeats another under that one's source name."""
+        if not self.alias:
+            return rows
+        return [replace(r, source=self.alias.get(r.source, r.source)) for r in rows]
+
+
+def stream_order(stream: LogStream) -> tuple[bool, str]:
+    """Files that name their pod first, so a repeated line keeps the pod's name."""
+    return stream.info.pod is None, stream.info.source_id
 
 
 def attribute(record: LogRecord, scope: VMScope, matched: dict[str, str]) -> Attribution | None:

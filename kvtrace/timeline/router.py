@@ -13,7 +13,13 @@ from datetime import datetime
 
 from kvtrace.evidence import VM, Evidence, LogStream
 from kvtrace.timeline import catalog
-from kvtrace.timeline.log_rows import SourceReport, attribute, is_duplicate, make_row
+from kvtrace.timeline.log_rows import (
+    LineDedup,
+    SourceReport,
+    attribute,
+    make_row,
+    stream_order,
+)
 from kvtrace.timeline.rows import TimelineRow
 from kvtrace.timeline.vmscope import VMScope, build_scope
 from parsers.logstream import LogParser
@@ -100,8 +106,8 @@ def bulk_log_rows(
     router: Router, streams: Iterable[LogStream], anchor: datetime | None
 ) -> BulkResult:
     result = BulkResult({}, [], [])
-    seen: set[tuple[object, ...]] = set()
-    for stream in sorted(streams, key=lambda s: s.info.source_id):
+    dedup = LineDedup()
+    for stream in sorted(streams, key=stream_order):
         report = SourceReport(
             stream.info.source_id,
             stream.info.pod,
@@ -111,8 +117,15 @@ def bulk_log_rows(
             0,
         )
         for record in _records(stream, anchor, report):
-            route_record(router, record, stream, result, report, seen)
+            route_record(router, record, stream, result, report, dedup)
         result.reports.append(report)
+    return named(result, dedup)
+
+
+def named(result: BulkResult, dedup: LineDedup) -> BulkResult:
+    """Rows of a file that repeats another under that file's source (:class:`LineDedup`)."""
+    result.rows = {key: dedup.named(rows) for key, rows in result.rows.items()}
+    result.leader_rows = dedup.named(result.leader_rows)
     return result
 
 
@@ -132,17 +145,18 @@ def route_record(
     stream: LogStream,
     result: BulkResult,
     report: SourceReport,
-    seen: set[tuple[object, ...]],
+    dedup: LineDedup,
 ) -> None:
     found = catalog.match(record.msg, record.pos)
     entry, matched = found if found else (None, {})
-    if entry and entry.category == "leader":
-        result.leader_rows.append(make_row(record, stream, entry, matched, None))
-        return
-    keys = router.keys_for(record, matched)
-    if keys and is_duplicate(record, stream, seen):
+    leader = entry is not None and entry.category == "leader"
+    keys = set() if leader else router.keys_for(record, matched)
+    if (leader or keys) and dedup.duplicate(record, stream):
         report.tally[RECORD] -= 1
         report.tally[DUPLICATE] += 1
+        return
+    if leader:
+        result.leader_rows.append(make_row(record, stream, entry, matched, None))
         return
     for key in keys:
         attribution = attribute(record, router.scopes[key], matched)
