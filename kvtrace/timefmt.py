@@ -76,5 +76,16 @@ def parse_window_bound(text: str | None, reference: datetime) -> datetime | None
     return parsed.at
 
 
+def window(
+    since: str | None, until: str | None, reference: datetime
+) -> tuple[datetime | None, datetime | None]:
+    """Both bounds, durations counted back from ``reference``; a window that ends before it
+    begins is a usage error."""
+    start, end = parse_window_bound(since, reference), parse_window_bound(until, reference)
+    if start is not None and end is not None and start > end:
+        raise UsageError(f"--since {since} is after --until {until}: the window would be empty")
+    return start, end
+
+
 def now() -> datetime:
     return datetime.now(timezone.utc)

@@ -78,14 +78,23 @@ class JsonJoin:
         texts = [self.start.text, *(peeled.text for _, peeled in self.fragments)]
         return replace(self.start, text="\n".join(texts))
 
+    def hard_wrapped(self) -> bool:
+        """Every line but the last as long as the first: a terminal cut the line at its width,
+        anywhere, even inside a string, so the pieces join with nothing between them."""
+        widths = [len(self.start.text), *(len(peeled.text) for _, peeled in self.fragments)]
+        return len(widths) > 1 and len(set(widths[:-1])) == 1 and widths[-1] <= widths[0]
+
     def attempt(self) -> Draft | None:
         """The joined object once its brackets balance; None while it is still open. Lines are
-        re-joined with a space (word-wrapped paste), then with nothing (hard-wrapped)."""
+        re-joined with nothing when hard-wrapped at a terminal's width, else with a space first
+        (a word-wrapped paste), then with nothing."""
         pieces = [self.start.body, *(peeled.text for _, peeled in self.fragments)]
         spaced = " ".join(piece.strip() for piece in pieces if piece.strip())
         if is_cut_off(spaced):
             return None
-        for candidate in (spaced, "".join(pieces)):
+        joined = "".join(pieces)
+        candidates = (joined, spaced) if self.hard_wrapped() else (spaced, joined)
+        for candidate in candidates:
             obj, repairs = repair_ladder(candidate, mid_line_times=False)
             if obj is not None:
                 draft = draft_from_object(obj)

@@ -45,7 +45,7 @@ def timeline_command(
     A bare VM name is in namespace default; live, in the context's (or the pod's) namespace."""
     from kvtrace.model.engine import AssessedTimeline, assess
     from kvtrace.model.version import detect
-    from kvtrace.timefmt import now, parse_window_bound
+    from kvtrace.timefmt import now, window
     from kvtrace.timeline.build import build_timeline
 
     if "/" not in vm and not namespace:
@@ -53,10 +53,9 @@ def timeline_command(
     namespace, name = object_key(vm, namespace, "VM")
     scope = CollectScope(namespaces=(namespace,), vms=((namespace, name),))
     with open_evidence(bundle, logs, cluster, scope) as evidence:
-        reference = evidence.captured_at or now()
-        start = parse_window_bound(since, reference)
-        end = parse_window_bound(until, reference)
-        timeline = build_timeline(evidence, namespace, name, start, end)
+        timeline = build_timeline(evidence, namespace, name)
+        reference = evidence.captured_at or timeline.last_time() or now()
+        timeline.since, timeline.until = window(since, until, reference)
         version_note = detect(evidence, kubevirt_version).note()
         if version_note:
             timeline.notes.append(version_note)

@@ -77,9 +77,10 @@ def api_call_follows_decision(facts: Facts) -> Iterator[Finding]:
         elif row.message_id == "vm.deleted" and facts.vm_deleted_at(i):
             yield explained("the VM was being deleted: stopVMI runs without a decision line", i)
         else:
-            yield inconsistent(
-                f"{row.message_id} with no decision line before it in its reconcile (the "
-                "excerpt may start mid-reconcile)",
+            yield unverifiable(
+                f"the decision line before this {row.message_id} call is not in the evidence: "
+                "lost, or the excerpt starts mid-reconcile (the call is printed only after one, "
+                "or on the VM's deletion path)",
                 i,
             )
     yield from _repeated_decisions(facts)

@@ -95,7 +95,7 @@ def _marks(
             "status": row_status(by_row.get(i, [])),
             "rules": sorted({v.rule for v in by_row.get(i, []) if v.status != EXPLAINED}),
         }
-        for i, row in enumerate(timeline.rows)
+        for i, row in ((i, timeline.rows[i]) for i in timeline.shown)
         if row.time is not None
     ]
 

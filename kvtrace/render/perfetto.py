@@ -99,7 +99,7 @@ def vm_events(timeline: Timeline, assessment: Assessment | None, pid: int) -> li
     return [
         *_metadata(ctx, all_lanes),
         *(e for s in all_spans for e in _span_events(ctx, s)),
-        *(anchors.get(i) or _instant(ctx, i) for i, r in enumerate(timeline.rows) if r.time),
+        *(anchors.get(i) or _instant(ctx, i) for i in timeline.shown if timeline.rows[i].time),
         *(e for n, pair in enumerate(pairs) for e in _flow(ctx, pair, anchors, n)),
     ]
 

@@ -46,22 +46,13 @@ def _resolution(row: TimelineRow) -> str | None:
     return "1s" if us >= 1_000_000 else ("1ms" if us >= 1_000 else "1us")
 
 
-def _previous_times(rows: list[TimelineRow]) -> list[TimelineRow | None]:
-    out: list[TimelineRow | None] = []
-    last: TimelineRow | None = None
-    for row in rows:
-        out.append(last)
-        if row.time is not None:
-            last = row
-    return out
-
-
 def item(
     row: TimelineRow, previous: TimelineRow | None, assessment: Assessment | None, index: int
 ) -> dict[str, Any]:
     """One row as kubectl-style data (camelCase keys, RFC 3339 times)."""
     delta = delta_seconds(previous.time, row.time) if previous else None
     return {
+        "row": index + 1,
         "time": iso(row.time),
         "resolution": _resolution(row),
         "delta": None if delta is None else round(delta, 6),
@@ -83,9 +74,20 @@ def item(
     }
 
 
+def shown(timeline: Timeline) -> list[tuple[int, TimelineRow, TimelineRow | None]]:
+    """The rows inside the window: index, row, and the previous timed row shown before it."""
+    out: list[tuple[int, TimelineRow, TimelineRow | None]] = []
+    last: TimelineRow | None = None
+    for i in timeline.shown:
+        row = timeline.rows[i]
+        out.append((i, row, last))
+        if row.time is not None:
+            last = row
+    return out
+
+
 def items(timeline: Timeline, assessment: Assessment | None = None) -> list[dict[str, Any]]:
-    previous = _previous_times(timeline.rows)
-    return [item(r, previous[i], assessment, i) for i, r in enumerate(timeline.rows)]
+    return [item(r, previous, assessment, i) for i, r, previous in shown(timeline)]
 
 
 def document(timeline: Timeline, assessment: Assessment | None = None) -> dict[str, Any]:
@@ -143,9 +145,7 @@ def table_rows(
     timeline: Timeline, wide: bool, assessment: Assessment | None = None
 ) -> list[list[str]]:
     out = []
-    previous = _previous_times(timeline.rows)
-    for index, row in enumerate(timeline.rows):
-        prev = previous[index]
+    for index, row, prev in shown(timeline):
         cells = [
             str(index + 1),
             display(row.time) + ("~" if row.order_uncertain else ""),
@@ -195,8 +195,12 @@ def _headline(timeline: Timeline) -> str:
     incarnations = ", ".join(uids) or "none"
     if len(uids) > 6:  # a long history: the first ones, the last one, and the count
         incarnations = f"{len(uids)} ({', '.join(uids[:3])} … {uids[-1]})"
+    count = len(timeline.shown)
+    rows = f"{count} rows" if count == len(timeline.rows) else (
+        f"{count} of {len(timeline.rows)} rows (the model judged all)"
+    )
     return (
-        f"{len(timeline.rows)} rows for {timeline.namespace}/{timeline.name} · VMI incarnations: "
+        f"{rows} for {timeline.namespace}/{timeline.name} · VMI incarnations: "
         f"{incarnations} · {len(timeline.sources)} log source(s), {scanned} lines scanned · "
         f"evidence: {timeline.evidence.layout} ({timeline.evidence.coverage} coverage)"
     )

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from kvtrace.errors import NotFoundError
 from kvtrace.evidence import VM, Evidence, EvidenceSummary
-from kvtrace.timeline import incarnations
+from kvtrace.timeline import catalog, incarnations
 from kvtrace.timeline.incarnations import CONTEXT_CATEGORIES
 from kvtrace.timeline.log_rows import SourceReport, log_rows
 from kvtrace.timeline.object_rows import object_rows
@@ -33,6 +33,19 @@ class Timeline:
     since: datetime | None = None
     until: datetime | None = None
     notes: list[str] = field(default_factory=list)
+
+    def last_time(self) -> datetime | None:
+        """The latest time in the evidence: what durations count back from without a capture
+        time (logs given with --log)."""
+        times = [r.time.end for r in self.rows if r.time is not None]
+        return max(times) if times else None
+
+    @property
+    def shown(self) -> list[int]:
+        """Indices of the rows inside the ``--since``/``--until`` window (all rows without one)."""
+        if self.since is None and self.until is None:
+            return list(range(len(self.rows)))
+        return [i for i, row in enumerate(self.rows) if within(row, self.since, self.until)]
 
     @property
     def incarnations(self) -> list[str]:
@@ -68,7 +81,7 @@ def assemble(
 ) -> Timeline:
     """Merge object rows and already-attributed log rows into an ordered Timeline."""
     rows = incarnations.assign(object_rows(scope) + logged, scope)
-    rows = order([r for r in rows if within(r, since, until)])
+    rows = order(rows)  # --since/--until narrow what is shown, never what the model sees
     summary = evidence.summary()
     timeline = Timeline(scope.namespace, scope.name, scope, rows, reports, summary, since, until)
     timeline.notes = _notes(timeline)
@@ -76,7 +89,9 @@ def assemble(
 
 
 def _about_vm(rows: list[TimelineRow]) -> bool:
-    return any(r.category not in CONTEXT_CATEGORIES for r in rows)
+    """With no VM or VMI object, a name is a VM only when VM-controller lines are about it: the
+    lines other controllers print about a migration or a DataVolume of that name are not."""
+    return any(catalog.names_vm(r.message_id) for r in rows)
 
 
 def _notes(timeline: Timeline) -> list[str]:

@@ -330,6 +330,40 @@ CATALOG: tuple[Message, ...] = (
         "CPU/memory hotplug patch",
         v190=("vm.go:616", "vm.go:3563"),
     ),
+    # The VM controller's expectations (pkg/controller/expectations.go at v1.9.0), verbosity 4
+    # but for the clobbered delete keys: the VM key is in the text or in the printed struct.
+    _m(
+        "vm.expectations-unrecorded",
+        "info",
+        r"^Controller (?P<key>\S+) \(name: [^)]*\) either never recorded expectations, or the "
+        r"ttl expired\.$",
+        "no pending expectation for the VM (never set, or older than five minutes)",
+        v190=("expectations.go:140",),
+    ),
+    _m(
+        "vm.expectations-state",
+        "info",
+        r'^(?:Controller expectations \(name: [^)]*\) (?:fulfilled|expired) |Controller \(name: '
+        r'[^)]*\) still waiting on expectations |Setting expectations ).*key:"(?P<key>[^"]+)".*$',
+        "the VM's create/delete expectation was set, met, or is still pending",
+        v190=("expectations.go:123", "expectations.go:126", "expectations.go:129",
+              "expectations.go:165"),
+    ),
+    _m(
+        "vm.expectations-deletions",
+        "info",
+        r"^Controller (?P<key>\S+) (?:waiting on deletions for: .*|received delete for pod "
+        r"(?P<vmi>\S+))$",
+        "the VM controller expects, or has seen, the delete of its VMI",
+        v190=("expectations.go:314", "expectations.go:330", "expectations.go:344"),
+    ),
+    _m(
+        "vm.expectations-clobbered",
+        "failure",
+        r"^Clobbering existing delete keys: .*key:(?P<key>[^ }]+).*$",
+        "a delete expectation was replaced while one was pending",
+        v190=("expectations.go:308",),
+    ),
     _m(
         "controller.vm-start",
         "leader",
@@ -411,6 +445,14 @@ def _match(text: str, file: str | None) -> tuple[Message, dict[str, str]] | None
         if found:
             return entry, {k: v for k, v in found.groupdict().items() if v is not None}
     return None
+
+
+def names_vm(message_id: str | None) -> bool:
+    """Whether a line with this catalog id is about a VM: a VM-controller message, or the VMI
+    controller's requeue of the VMI that carries the VM's name."""
+    if message_id is None:
+        return False
+    return message_id.startswith("vm.") or message_id == "vmi.requeue"
 
 
 def versions_for_pos(entry: Message, pos: str) -> list[str]:

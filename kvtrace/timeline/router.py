@@ -50,18 +50,20 @@ class Router:
         for pod in scope.pods:
             self.by_pod[(scope.namespace, pod.name)] = key
 
-    def keys_for(self, record: LogRecord, matched: dict[str, str]) -> set[VMKey]:
+    def keys_for(
+        self, record: LogRecord, matched: dict[str, str], message_id: str | None = None
+    ) -> set[VMKey]:
         keys = set()
         if record.uid and record.uid in self.by_uid:
             keys.add(self.by_uid[record.uid])
         if record.namespace and record.name:
-            keys |= self._by_name(record.namespace, record.name, record)
+            keys |= self._by_name(record.namespace, record.name, message_id)
         if "/" in matched.get("key", ""):
             namespace, name = matched["key"].split("/", 1)
-            keys |= self._by_name(namespace, name, record)
+            keys |= self._by_name(namespace, name, message_id)
         return keys
 
-    def _by_name(self, namespace: str, name: str, record: LogRecord) -> set[VMKey]:
+    def _by_name(self, namespace: str, name: str, message_id: str | None) -> set[VMKey]:
         if (namespace, name) in self.scopes:
             return {(namespace, name)}
         if (namespace, name) in self.by_pod:
@@ -70,18 +72,20 @@ class Router:
             owner = (namespace, name[len("virt-launcher-") : -6])
             if owner in self.scopes:
                 return {owner}
-        if self._discoverable(namespace, name, record):
+        if self._discoverable(namespace, name, message_id):
             self.index((namespace, name), build_scope(self.evidence, namespace, name))
             return {(namespace, name)}
         return set()
 
-    def _discoverable(self, namespace: str, name: str, record: LogRecord) -> bool:
-        """A VM known only from logs: a VM-controller line about a VM-looking name."""
-        pos_file = (record.pos or "").split(":", 1)[0]
+    def _discoverable(self, namespace: str, name: str, message_id: str | None) -> bool:
+        """A VM known only from logs: a known VM-controller message about it (logged with the
+        VM or naming its key), or the VMI controller's requeue of the VMI of that name. Lines
+        the VM controller logs with a DataVolume, and other controllers' lines about
+        migrations, name no VM."""
         in_scope = self.namespaces is None or namespace in self.namespaces
         if self.claims is not None:
             in_scope = in_scope and self.claims(namespace, name)
-        return self.discover and in_scope and pos_file == "vm.go"
+        return self.discover and in_scope and catalog.names_vm(message_id)
 
 
 def router_for(evidence: Evidence, namespaces: set[str] | None, only: VMKey | None) -> Router:
@@ -150,7 +154,7 @@ def route_record(
     found = catalog.match(record.msg, record.pos)
     entry, matched = found if found else (None, {})
     leader = entry is not None and entry.category == "leader"
-    keys = set() if leader else router.keys_for(record, matched)
+    keys = set() if leader else router.keys_for(record, matched, entry.id if entry else None)
     if (leader or keys) and dedup.duplicate(record, stream):
         report.tally[RECORD] -= 1
         report.tally[DUPLICATE] += 1
