@@ -298,10 +298,25 @@ def _admit_vmi(api: ApiServer, obj: Obj) -> None:
     phase transition timestamp."""
     meta = obj["metadata"]
     meta["finalizers"] = [*meta.get("finalizers", []), VMI_FINALIZER]
+    _vmi_defaults(obj["spec"])
     status = obj.setdefault("status", {})
     status["phase"] = "Pending"
     stamp = {"phase": "Pending", "phaseTransitionTimestamp": timefmt.seconds(api.kernel.now)}
     status["phaseTransitionTimestamps"] = [stamp]
+
+
+def _vmi_defaults(spec: Obj) -> None:
+    """What the VMI mutating webhook's defaulting adds to these VMIs (pkg/defaults at v1.9.0):
+    the CPU model and socket ceiling, ACPI, the hotplug memory ceiling (guest × 4) and the
+    eviction strategy."""
+    domain = spec.setdefault("domain", {})
+    domain.setdefault("cpu", {}).update({"maxSockets": 4, "model": "host-model"})
+    domain.setdefault("features", {"acpi": {"enabled": True}})
+    memory = domain.setdefault("memory", {})
+    guest = str(memory.get("guest", "2Gi"))
+    if guest.endswith("Gi") and "maxGuest" not in memory:
+        memory["maxGuest"] = f"{int(guest[:-2]) * 4}Gi"
+    spec.setdefault("evictionStrategy", "None")
 
 
 ADMISSION: dict[str, Callable[[ApiServer, Obj], None]] = {

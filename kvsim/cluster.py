@@ -57,29 +57,40 @@ class Capture:
 
 
 def vm_object(name: str, namespace: str, strategy: str | None, running: bool | None = None) -> Obj:
-    """A VM as a user writes it (the webhook fills in the firmware UUID and serial)."""
+    """A VM as a user writes it: a 2Gi guest on a PVC with cloud-init (the VM webhook fills in
+    the firmware UUID and serial)."""
     spec: dict[str, Any] = {
         "template": {
-            "metadata": {"creationTimestamp": None, "labels": {"kubevirt.io/vm": name}},
+            "metadata": {"creationTimestamp": None, "labels": {"app": name}},
             "spec": {
                 "architecture": "amd64",
                 "domain": {
                     "cpu": {"cores": 1, "sockets": 1, "threads": 1},
                     "devices": {
-                        "disks": [{"disk": {"bus": "virtio"}, "name": "containerdisk"}],
+                        "disks": [
+                            {"disk": {"bus": "virtio"}, "name": "rootdisk"},
+                            {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"},
+                        ],
                         "interfaces": [{"masquerade": {}, "name": "default"}],
                     },
                     "machine": {"type": "q35"},
-                    "memory": {"guest": "1Gi"},
-                    "resources": {"requests": {"memory": "1Gi"}},
+                    "memory": {"guest": "2Gi"},
+                    "resources": {"requests": {"memory": "2Gi"}},
                 },
                 "networks": [{"name": "default", "pod": {}}],
                 "terminationGracePeriodSeconds": 30,
                 "volumes": [
                     {
-                        "containerDisk": {"image": "quay.io/containerdisks/fedora:41"},
-                        "name": "containerdisk",
-                    }
+                        "name": "rootdisk",
+                        "persistentVolumeClaim": {"claimName": f"{name}-rootdisk"},
+                    },
+                    {
+                        "cloudInitNoCloud": {
+                            "userData": "#cloud-config\nuser: fedora\npassword: changeme\n"
+                            "chpasswd: { expire: False }\n"
+                        },
+                        "name": "cloudinitdisk",
+                    },
                 ],
             },
         }

@@ -38,6 +38,7 @@ WEBHOOK_DENIED = (
 FAULTS = (
     "duplicate-create",
     "delete-create-one-reconcile",
+    "delete-create-one-reconcile-v4",
     "rerun-after-succeeded",
     "backoff-broken",
     "non-leader-action",
@@ -72,7 +73,9 @@ def _fate(rng: random.Random) -> Fate | None:
 def _template_edit(vm: Obj) -> None:
     domain = vm["spec"]["template"]["spec"]["domain"]
     sizes = ("1Gi", "2Gi", "3Gi")
-    domain["memory"]["guest"] = sizes[(sizes.index(domain["memory"]["guest"]) + 1) % 3]
+    size = sizes[(sizes.index(domain["memory"]["guest"]) + 1) % 3]
+    domain["memory"]["guest"] = size
+    domain["resources"]["requests"]["memory"] = size
 
 
 def _relabel(vm: Obj) -> None:
@@ -150,6 +153,9 @@ def legitimate(seed: int, vm_count: int | None = None, minutes: int | None = Non
     for name in names:
         _vm_actions(cluster, rng, name, T0 + rng.randint(30, 120) * SECOND, end)
     _cluster_events(cluster, rng, end)
+    if rng.random() < 0.15:  # logVerbosity.virtController: 4, as someone debugging sets it
+        for replica in cluster.replicas:
+            replica.verbosity = 4
     capture_at = end + rng.randint(1, 600) * SECOND
     return History(seed, cluster, capture_at, names)
 
@@ -190,6 +196,13 @@ def _delete_create(cluster: Cluster, rng: random.Random, name: str, start: int) 
     cluster.fates[(name, 0)] = Fate("crash", rng.randint(20, 90) * SECOND)
     for replica in cluster.replicas:
         replica.faults.create_after_delete = True
+
+
+def _delete_create_verbose(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
+    """The same bug with logVerbosity.virtController: 4, whose reconcile boundaries decide."""
+    _delete_create(cluster, rng, name, start)
+    for replica in cluster.replicas:
+        replica.verbosity = 4
 
 
 def _rerun_after_succeeded(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
@@ -237,6 +250,7 @@ def _wrong_revision(cluster: Cluster, rng: random.Random, name: str, start: int)
 FAULT_SETUP: dict[str, Callable[[Cluster, random.Random, str, int], None]] = {
     "duplicate-create": _duplicate_create,
     "delete-create-one-reconcile": _delete_create,
+    "delete-create-one-reconcile-v4": _delete_create_verbose,
     "rerun-after-succeeded": _rerun_after_succeeded,
     "backoff-broken": _backoff_broken,
     "non-leader-action": _non_leader,

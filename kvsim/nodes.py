@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from kvsim import timefmt
+from kvsim import launcher, timefmt
 from kvsim.apiserver import ApiError, ApiServer, Obj, Watch
 from kvsim.events import Recorder
 from kvsim.kernel import MS, Host, Kernel
@@ -78,20 +78,8 @@ class Nodes:
 
     def _bind(self, pod: Obj) -> None:
         node = self.names[self.rng.randrange(len(self.names))]
-        now = timefmt.seconds(self.kernel.now)
-
-        def bind(current: Obj) -> None:
-            current["spec"]["nodeName"] = node
-            current["status"]["conditions"] = [
-                {
-                    "lastProbeTime": None,
-                    "lastTransitionTime": now,
-                    "status": "True",
-                    "type": "PodScheduled",
-                }
-            ]
-
-        if not self._patch_pod(pod, bind):
+        now = self.kernel.now
+        if not self._patch_pod(pod, lambda current: launcher.scheduled(current, node, now)):
             return
         fate = self._fate_of(pod)
         if fate is not None and fate.how == "fail-start":
@@ -108,90 +96,22 @@ class Nodes:
         return self.fates(name, index)
 
     def _running(self, pod: Obj, node: str) -> None:
-        start = timefmt.seconds(self.kernel.now)
-        ready_after = self.rng.randint(300, 1_800) * MS
-
-        def run(current: Obj) -> None:
-            status = current["status"]
-            status.update(
-                phase="Running", startTime=start, hostIP="192.168.10.21", podIP=self._ip()
-            )
-            status["containerStatuses"] = [
-                {
-                    "name": "compute",
-                    "ready": False,
-                    "restartCount": 0,
-                    "started": True,
-                    "state": {"running": {"startedAt": start}},
-                }
-            ]
-
-        if self._patch_pod(pod, run):
+        now, ip = self.kernel.now, self._ip()
+        host_ip = f"192.168.122.{11 + self.names.index(node)}"
+        if self._patch_pod(pod, lambda c: launcher.running(c, now, ip, host_ip, self.rng)):
+            ready_after = self.rng.randint(300, 1_800) * MS
             self.kernel.after(ready_after, lambda: self._ready(pod))
 
     def _ip(self) -> str:
         return f"10.244.{self.rng.randint(0, 7)}.{self.rng.randint(2, 250)}"
 
     def _ready(self, pod: Obj) -> None:
-        now = timefmt.seconds(self.kernel.now)
-
-        def ready(current: Obj) -> None:
-            status = current["status"]
-            status["conditions"] = [
-                *(
-                    c
-                    for c in status.get("conditions", [])
-                    if c.get("type") not in ("Ready", "ContainersReady")
-                ),
-                {
-                    "lastProbeTime": None,
-                    "lastTransitionTime": now,
-                    "status": "True",
-                    "type": "ContainersReady",
-                },
-                {
-                    "lastProbeTime": None,
-                    "lastTransitionTime": now,
-                    "status": "True",
-                    "type": "Ready",
-                },
-            ]
-            for container in status.get("containerStatuses", []):
-                container["ready"] = True
-
-        self._patch_pod(pod, ready)
+        now = self.kernel.now
+        self._patch_pod(pod, lambda current: launcher.ready(current, now))
 
     def _terminated(self, pod: Obj, phase: str) -> None:
-        now = timefmt.seconds(self.kernel.now)
-        meta = pod["metadata"]
-
-        def stop(current: Obj) -> None:
-            status = current["status"]
-            status["phase"] = phase
-            status["conditions"] = [
-                {**c, "status": "False", "lastTransitionTime": now}
-                if c.get("type") in ("Ready", "ContainersReady")
-                else c
-                for c in status.get("conditions", [])
-            ]
-            code = 0 if phase == "Succeeded" else 1
-            status["containerStatuses"] = [
-                {
-                    "name": "compute",
-                    "ready": False,
-                    "restartCount": 0,
-                    "started": False,
-                    "state": {
-                        "terminated": {
-                            "exitCode": code,
-                            "finishedAt": now,
-                            "reason": "Completed" if code == 0 else "Error",
-                        }
-                    },
-                }
-            ]
-
-        self._patch_pod(pod, stop)
+        now, meta = self.kernel.now, pod["metadata"]
+        self._patch_pod(pod, lambda current: launcher.terminated(current, now, phase))
         live = self.api.peek(POD, meta["namespace"], meta["name"])
         if live is not None and live["metadata"].get("deletionTimestamp"):
             self.kernel.after(

@@ -91,6 +91,7 @@ class Replica:
     faults: CodeFaults = field(default_factory=CodeFaults)
     run_without_lease: bool = False  # a fault: the controllers start without leadership
     informer_lag_us: int = 0  # extra watch delivery lag (an overloaded API server or replica)
+    verbosity: int = 2  # logVerbosity.virtController
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"replica/{self.seed}/{self.pod}")
@@ -325,6 +326,7 @@ class Replica:
             self.log,
             self.rng,
             self.faults,
+            self.verbosity,
         )
         vm_controller, vmi_controller = VMController(rt), VMIController(rt)
         self.vm_controller = vm_controller

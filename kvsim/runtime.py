@@ -38,3 +38,4 @@ class Runtime:
     log: ContainerLog
     rng: random.Random
     faults: CodeFaults = field(default_factory=CodeFaults)
+    verbosity: int = 2  # logVerbosity.virtController (2 by default, log.go:85-89)

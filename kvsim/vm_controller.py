@@ -176,6 +176,9 @@ class VMController:
             )
             self.queue.add_rate_limited(key)
         else:
+            if self.rt.verbosity >= 4:
+                msg = f"processed VirtualMachine {key}"
+                self.rt.log.kv(self.rt.kernel.now, "info", msg, "vm.go:351")
             self.queue.forget(key)
 
     def _execute(self, key: str) -> Step:
@@ -186,6 +189,8 @@ class VMController:
             self.expectations.delete(key)
             return None
         original = copy.deepcopy(vm)
+        if rt.verbosity >= 4:
+            self._log_vm("info", "Started processing vm", vm, "vm.go:372")
         annotations = vm["metadata"].setdefault("annotations", {})
         if annotations.get(API_VERSION_ANNOTATIONS[0]) != "v1":
             for annotation in API_VERSION_ANNOTATIONS:
@@ -345,6 +350,8 @@ class VMController:
 
     # --- syncRunStrategy (vm.go:970-1178) --------------------------------------------------
     def _sync_run_strategy(self, vm: Obj, vmi: Obj | None, strategy: str) -> Step:
+        if self.rt.verbosity >= 4:
+            self._log_vm("info", f"VirtualMachine RunStrategy: {strategy}", vm, "vm.go:976")
         branch = {
             "Always": self._always,
             "RerunOnFailure": self._rerun_on_failure,

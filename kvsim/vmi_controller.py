@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import copy
 from functools import partial
-from typing import Any
 
-from kvsim import timefmt
+from kvsim import launcher, timefmt
 from kvsim.apiserver import VMI_FINALIZER, ApiError, Obj
 from kvsim.kernel import Process
 from kvsim.runtime import Runtime
@@ -29,8 +28,6 @@ from kvsim.workqueue import WorkQueue
 
 VMI, POD = "VirtualMachineInstance", "Pod"
 THREADS = 10  # application.go:1075
-LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.9.0"
-POD_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery rand.String
 
 
 def launcher_pods(rt: Runtime, vmi: Obj) -> list[Obj]:
@@ -143,7 +140,7 @@ class VMIController:
             return None
         if phase_of(vmi) not in ("", "Pending"):
             return None
-        manifest = render_launcher_pod(vmi, rt.rng)
+        manifest = launcher.render(vmi, rt.rng)
         try:
             created = yield from rt.api.call(
                 rt.host, POD, "create", lambda: rt.api.create(manifest)
@@ -194,6 +191,8 @@ class VMIController:
         elif current in ("Running", "Scheduled") and not exists:
             status["phase"] = "Failed"
         _ready_from_pod(updated, pod)
+        if pod is not None:
+            _memory_overhead_from_pod(updated, pod)
         if current in ("Running", "Scheduled"):
             if updated != vmi:
                 return (yield from self._write(updated, "patch"))
@@ -249,6 +248,18 @@ def _stamp_transition(old: Obj, new: Obj, now: int) -> None:
     stamps.append({"phase": after, "phaseTransitionTimestamp": timefmt.seconds(now)})
 
 
+def _memory_overhead_from_pod(vmi: Obj, pod: Obj) -> None:
+    """updateMemoryOverheadStatusFromPod (lifecycle.go:1165-1182, gate VmiMemoryOverheadReport
+    on by default): the pod's overhead annotation as a binary quantity."""
+    annotations = pod["metadata"].get("annotations") or {}
+    overhead = annotations.get("kubevirt.io/memory-overhead-bytes")
+    if overhead is not None and overhead.isdigit():
+        value = int(overhead)
+        mi = 1024 * 1024
+        text = f"{value // mi}Mi" if value % mi == 0 else str(value)
+        vmi["status"].setdefault("memory", {})["memoryOverhead"] = text
+
+
 def _ready_from_pod(vmi: Obj, pod: Obj | None) -> None:
     """syncReadyConditionFromPod: the VMI is Ready while its running launcher pod is."""
     conditions = [c for c in vmi["status"].get("conditions") or [] if c.get("type") != "Ready"]
@@ -263,57 +274,3 @@ def _ready_from_pod(vmi: Obj, pod: Obj | None) -> None:
         vmi["status"]["conditions"] = conditions
     else:
         vmi["status"].pop("conditions", None)
-
-
-def render_launcher_pod(vmi: Obj, rng: Any) -> Obj:
-    """A virt-launcher pod as the template service renders one (the parts evidence reads)."""
-    meta = vmi["metadata"]
-    suffix = "".join(rng.choice(POD_NAME_ALPHABET) for _ in range(5))
-    labels = dict(meta.get("labels") or {})
-    labels.update(
-        {
-            "kubevirt.io": "virt-launcher",
-            "kubevirt.io/created-by": meta["uid"],
-            "vm.kubevirt.io/name": meta["name"],
-        }
-    )
-    return {
-        "apiVersion": "v1",
-        "kind": POD,
-        "metadata": {
-            "annotations": {"kubevirt.io/domain": meta["name"]},
-            "labels": labels,
-            "name": f"virt-launcher-{meta['name']}-{suffix}",
-            "namespace": meta["namespace"],
-            "ownerReferences": [
-                {
-                    "apiVersion": "kubevirt.io/v1",
-                    "blockOwnerDeletion": True,
-                    "controller": True,
-                    "kind": VMI,
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                }
-            ],
-        },
-        "spec": {
-            "containers": [
-                {
-                    "image": LAUNCHER_IMAGE,
-                    "name": "compute",
-                    "resources": _resources(vmi),
-                }
-            ],
-            "restartPolicy": "Never",
-            "terminationGracePeriodSeconds": 30,
-        },
-        "status": {"phase": "Pending", "qosClass": "Burstable"},
-    }
-
-
-def _resources(vmi: Obj) -> dict[str, Any]:
-    memory = vmi["spec"].get("domain", {}).get("memory", {}).get("guest", "2Gi")
-    return {
-        "limits": {"devices.kubevirt.io/kvm": "1"},
-        "requests": {"cpu": "100m", "memory": memory},
-    }

@@ -29,6 +29,7 @@ FIRST_SEED = int(os.environ.get("KVTRACE_FIRST_SEED", "0"))
 EXPECTED = {
     "duplicate-create": ("KV-EX-01", "violation"),
     "delete-create-one-reconcile": ("KV-RC-01", "open"),
+    "delete-create-one-reconcile-v4": ("KV-RC-01", "violation"),
     "rerun-after-succeeded": ("KV-RS-03", "open"),
     "backoff-broken": ("KV-BO-01", "open"),
     "non-leader-action": ("KV-LD-01", "violation"),
