@@ -29,8 +29,11 @@ PLURAL = {
     "Pod": "pods",
     "Lease": "leases.coordination.k8s.io",
     "Event": "events",
+    "Endpoints": "endpoints",
 }
-VMI_FINALIZER = "kubevirt.io/foregroundDeleteVirtualMachine"  # vmi-mutator.go:128-137
+VMI_FINALIZER = "kubevirt.io/foregroundDeleteVirtualMachine"
+API_URL = "https://10.96.0.1:443"
+CLIENT_TIMEOUT_US = 5 * SECOND  # vmi-mutator.go:128-137
 
 
 class ApiError(Exception):
@@ -74,8 +77,14 @@ class ApiFaults:
     rejections: list[Rejection] = field(default_factory=list)
     # (kind, verb) -> extra latency in µs for calls matching it
     slow: dict[tuple[str, str], int] = field(default_factory=dict)
-    # a host whose calls cannot reach the server (returns a timeout after this long)
-    unreachable: dict[str, int] = field(default_factory=dict)
+    # (host, start, end): the host's calls cannot reach the server in that window
+    outages: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def outage_end(self, host: str, now: int) -> int | None:
+        for name, start, end in self.outages:
+            if name == host and start <= now < end:
+                return end
+        return None
 
     def rejection(self, kind: str, name: str) -> Rejection | None:
         for rule in self.rejections:
@@ -269,9 +278,12 @@ class ApiServer:
     def call(self, host: Host, kind: str, verb: str, operation: Callable[[], Any]) -> Process:
         """One request from ``host``: half the round trip out, the server applies it, half back.
         Raises the server's :class:`ApiError` in the caller."""
-        if host.name in self.faults.unreachable:
-            yield self.faults.unreachable[host.name]
-            raise ApiError(504, "Timeout", "context deadline exceeded")
+        outage = self.faults.outage_end(host.name, self.kernel.now)
+        if outage is not None:  # the client times out (its request timeout, 5 s here)
+            yield min(outage - self.kernel.now, CLIENT_TIMEOUT_US)
+            raise ApiError(
+                504, "Timeout", f'{verb} "{API_URL}/{kind.lower()}": context deadline exceeded'
+            )
         latency = self.rng.randint(800, 6_000) + self.faults.slow.get((kind, verb), 0)
         yield latency // 2
         result = operation()

@@ -5,6 +5,7 @@ the kubelet's ``--timestamps`` prefix."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ PLURALS = {
     "Lease": "leases",
     "KubeVirt": "kubevirts",
     "Node": "nodes",
+    "Endpoints": "endpoints",
 }
 
 
@@ -109,3 +111,75 @@ def write_bundle(
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+def go_time(us: int, mono_ns: int) -> str:
+    """Go's ``time.Time.String()`` with its monotonic reading, as must-gather's timestamp file
+    holds it."""
+    moment = timefmt.to_datetime(us)
+    fraction = moment.microsecond * 1000 + (us * 7) % 1000
+    return f"{moment:%Y-%m-%d %H:%M:%S}.{fraction:09d} +0000 UTC m=+{mono_ns / 1e9:.9f}"
+
+
+def write_must_gather(capture: Capture, root: Path, seed: str, readme: str | None = None) -> Path:
+    """KubeVirt's must-gather layout (its gather scripts): logs of the current containers, one
+    YAML per object under the image directory, a ``timestamp`` file, no Lease."""
+    rng = random.Random(seed)
+    wrapper = root / f"must-gather.local.{rng.randint(10**18, 10**19 - 1)}"
+    image = wrapper / (
+        "quay-io-kubevirt-must-gather-sha256-"
+        + "".join(rng.choice("0123456789abcdef") for _ in range(64))
+    )
+    _write(
+        wrapper / "timestamp",
+        go_time(capture.captured_at - 1_800_000, 81_622_945)
+        + "\n"
+        + go_time(capture.captured_at + 48_512_330, 50_393_114_020)
+        + "\n",
+    )
+    _write(image / "version", "kubevirt/must-gather\nUnknown\n")
+    for log, instance in capture.logs:
+        if instance == "current":
+            pod = f"namespaces/{log.namespace}/pods/{log.pod}"
+            rel = f"{pod}/{log.container}/{log.container}/logs/current.log"
+            _write(image / rel, log.render())
+    for kind, items in capture.objects.items():
+        for obj in items:
+            for rel, document in _must_gather_files(kind, obj):
+                _write(image / rel, to_yaml(document))
+    for kind in ("Pod", "Event"):
+        by_namespace: dict[str, list[Any]] = {}
+        for obj in capture.objects.get(kind, []):
+            by_namespace.setdefault(obj["metadata"].get("namespace", ""), []).append(obj)
+        for namespace, items in by_namespace.items():
+            name = "pods" if kind == "Pod" else "events"
+            document = {
+                "apiVersion": "v1",
+                "items": items,
+                "kind": "List",
+                "metadata": {"resourceVersion": ""},
+            }
+            _write(image / f"namespaces/{namespace}/core/{name}.yaml", to_yaml(document))
+    if readme is not None:
+        _write(root / "README.md", readme)
+    return root
+
+
+def _must_gather_files(kind: str, obj: Any) -> list[tuple[str, Any]]:
+    meta = obj["metadata"]
+    namespace, name = meta.get("namespace", ""), meta["name"]
+    if kind == "VirtualMachine":
+        return [(f"namespaces/{namespace}/kubevirt.io/virtualmachines/custom/{name}.yaml", obj)]
+    if kind == "VirtualMachineInstance":
+        return [
+            (f"namespaces/{namespace}/crs/virtualmachineinstances.kubevirt.io/{name}.yaml", obj)
+        ]
+    if kind == "ControllerRevision":
+        return [(f"namespaces/{namespace}/apps/controllerrevisions/{name}.yaml", obj)]
+    if kind == "KubeVirt":
+        return [(f"namespaces/{namespace}/crs/kubevirts.kubevirt.io/{name}.yaml", obj)]
+    if kind == "Node":
+        return [(f"cluster-scoped-resources/core/nodes/{name}.yaml", obj)]
+    if kind == "Pod" and obj.get("status", {}).get("phase") == "Running":
+        return [(f"namespaces/{namespace}/pods/{name}/{name}.yaml", obj)]
+    return []

@@ -30,6 +30,7 @@ KINDS_CAPTURED = (
     "ControllerRevision",
     "Event",
     "Lease",
+    "Endpoints",
     "KubeVirt",
     "Node",
 )
@@ -114,6 +115,7 @@ class Cluster:
     replicas_count: int = 2
     node_names: tuple[str, ...] = ("node-a", "node-b", "node-c")
     fates: dict[tuple[str, int], Fate] = field(default_factory=dict)
+    lock_kind: str = "Lease"
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"cluster/{self.seed}")
@@ -137,7 +139,7 @@ class Cluster:
         name = f"virt-controller-{self._rs_hash}-{suffix}"
         node = self.node_names[index % len(self.node_names)]
         self.api.create(controller_pod(name, node, self._rs_hash, f"10.244.{index}.{11 + index}"))
-        return Replica(self.kernel, self.api, name, node, self.seed)
+        return Replica(self.kernel, self.api, name, node, self.seed, lock_kind=self.lock_kind)
 
     def _cluster_objects(self) -> None:
         self.api.create(
@@ -261,13 +263,44 @@ class Cluster:
 
         self.at(when, crash)
 
-    def drop_event(self, when: int, replica: int, kind: str, name: str, event: str) -> None:
-        """The next ``event`` for ``kind``/``name`` never reaches ``replica``'s informer."""
+    def outage(self, when: int, replica: int, duration: int) -> None:
+        """The replica's node loses its connection to the API server for ``duration``."""
+
+        def cut() -> None:
+            host = self.replicas[replica].pod
+            self.api.faults.outages.append((host, self.kernel.now, self.kernel.now + duration))
+            self._record("cluster", "node loses the API", host, f"{duration // SECOND}s")
+
+        self.at(when, cut)
+
+    def rollout(self, when: int, lock_forbidden: bool = False) -> None:
+        """virt-operator replaces every virt-controller pod (a new ReplicaSet); the old pods and
+        their logs are gone. ``lock_forbidden``: the new pods' role cannot read the lock."""
+
+        def roll() -> None:
+            for old in self.replicas:
+                old.stop()
+                self.api.remove("Pod", NAMESPACE, old.pod)
+            self._rs_hash = "".join(self.rng.choice(POD_ALPHABET) for _ in range(10))
+            count = len(self.replicas)
+            self.replicas = [self._replica(i) for i in range(count)]
+            for index, replica in enumerate(self.replicas):
+                replica.lock_forbidden = lock_forbidden
+                self.kernel.after(index * self.rng.randint(300, 2_000) * MS, replica.start)
+            self._record("cluster", "rollout of virt-controller", self._rs_hash)
+
+        self.at(when, roll)
+
+    def drop_event(
+        self, when: int, replica: int, kind: str, name: str, event: str, times: int = 1
+    ) -> None:
+        """The next ``times`` ``event``s for ``kind``/``name`` never reach ``replica``'s
+        informer (a watch that silently lost them)."""
 
         def drop() -> None:
             controller = self.replicas[replica].vm_controller
             if controller is not None:
-                controller.rt.informers.drops.append(DropRule(kind, name, event))
+                controller.rt.informers.drops.append(DropRule(kind, name, event, times))
 
         self.at(when, drop)
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 from kvsim import timefmt
 from kvsim.apiserver import ApiError, ApiServer, Obj
 from kvsim.events import Recorder
 from kvsim.informer import Informers
 from kvsim.kernel import SECOND, Host, Kernel, Process, kill
+from kvsim.locks import EndpointsLock, Lock, Record, forbidden
 from kvsim.logs import ContainerLog
 from kvsim.runtime import CodeFaults, Runtime
 from kvsim.vm_controller import VMController
@@ -92,6 +92,8 @@ class Replica:
     run_without_lease: bool = False  # a fault: the controllers start without leadership
     informer_lag_us: int = 0  # extra watch delivery lag (an overloaded API server or replica)
     verbosity: int = 2  # logVerbosity.virtController
+    lock_kind: str = "Lease"  # or "Endpoints", the lock of KubeVirt before v1.3
+    lock_forbidden: bool = False  # its ClusterRole lost the lock's verbs
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"replica/{self.seed}/{self.pod}")
@@ -176,77 +178,65 @@ class Replica:
 
     # --- leader election -------------------------------------------------------------------
     def _elect(self) -> Process:
-        observed: tuple[Any, ...] | None = None
+        lock = self.lock()
+        observed: Record | None = None
         observed_at = self.kernel.now
         while True:
-            lease = self.api.peek("Lease", NAMESPACE, LEASE)
-            record = _record(lease)
+            try:
+                record = yield from self._read(lock)
+            except ApiError as exc:
+                self._lock_error(exc)
+                yield int(RETRY_PERIOD_US * (1 + self.rng.random() * JITTER))
+                continue
             if record != observed:
                 observed, observed_at = record, self.kernel.now
-            holder = (lease or {}).get("spec", {}).get("holderIdentity")
+            holder = record.holder if record else None
             expired = observed_at + LEASE_DURATION_S * SECOND < self.kernel.now
             if not holder or holder == self.pod or expired:
                 try:
+                    now = self.kernel.now
                     yield from self.api.call(
-                        self.host, "Lease", "update", partial(self._acquire, lease)
+                        self.host, lock.kind, "update", partial(lock.write, self.pod, now, record)
                     )
                 except ApiError as exc:
-                    self.log.klog(
-                        self.kernel.now,
-                        "E",
-                        "leaderelection.go:448",
-                        f"error retrieving resource lock {DESC}: {exc}",
-                    )
+                    self._lock_error(exc)
                 else:
                     yield from self._became_leader()
                     return
             yield int(RETRY_PERIOD_US * (1 + self.rng.random() * JITTER))
 
-    def _acquire(self, seen: Obj | None) -> None:
-        now = timefmt.micro(self.kernel.now)
-        lease = self.api.peek("Lease", NAMESPACE, LEASE)
-        if lease is None:
-            self.api.create(
-                {
-                    "apiVersion": "coordination.k8s.io/v1",
-                    "kind": "Lease",
-                    "metadata": {"name": LEASE, "namespace": NAMESPACE},
-                    "spec": {
-                        "acquireTime": now,
-                        "holderIdentity": self.pod,
-                        "leaseDurationSeconds": LEASE_DURATION_S,
-                        "leaseTransitions": 0,
-                        "renewTime": now,
-                    },
-                }
-            )
-            return
-        if seen is not None and _record(lease) != _record(seen):
-            raise ApiError(409, "Conflict", "the lease changed")
+    def lock(self) -> Lock:
+        return EndpointsLock(self.api) if self.lock_kind == "Endpoints" else Lock(self.api)
 
-        def take(current: Obj) -> None:
-            spec = current["spec"]
-            if spec.get("holderIdentity") != self.pod:
-                spec["leaseTransitions"] = int(spec.get("leaseTransitions", 0)) + 1
-                spec["acquireTime"] = now
-            spec.update(
-                holderIdentity=self.pod, renewTime=now, leaseDurationSeconds=LEASE_DURATION_S
-            )
+    def _read(self, lock: Lock) -> Process:
+        if self.lock_forbidden:
+            yield from self.api.call(self.host, lock.kind, "get", lambda: None)
+            raise forbidden(lock.kind)
+        record = yield from self.api.call(self.host, lock.kind, "get", lock.read)
+        return record
 
-        self.api.patch("Lease", NAMESPACE, LEASE, take)
+    def _lock_error(self, exc: ApiError) -> None:
+        self.log.klog(
+            self.kernel.now,
+            "E",
+            "leaderelection.go:448",
+            f"error retrieving resource lock {DESC}: {exc}",
+        )
 
     def _became_leader(self) -> Process:
         self.leading = True
         self.log.klog(
             self.kernel.now, "I", "leaderelection.go:271", f"successfully acquired lease {DESC}"
         )
-        lease = self.api.peek("Lease", NAMESPACE, LEASE)
-        if lease is not None:
-            Recorder(self.api, "virt-controller").event(
-                lease, "Normal", "LeaderElection", f"{self.pod} became leader"
-            )
+        self._lock_event(f"{self.pod} became leader")
         self.kernel.spawn(self.host, self._lead())
         yield from self._renew()
+
+    def _lock_event(self, message: str) -> None:
+        """resourcelock's RecordEvent on the lock object (leaselock.go:99-109)."""
+        lock = self.lock().object()
+        if lock is not None:
+            Recorder(self.api, "virt-controller").event(lock, "Normal", "LeaderElection", message)
 
     def _renew(self) -> Process:
         """``renew``: every retry period a round starts with its own renew-deadline timeout and
@@ -264,28 +254,28 @@ class Replica:
                 yield RETRY_PERIOD_US
 
     def _try_renew(self) -> Process:
+        lock = self.lock()
         try:
-            yield from self.api.call(self.host, "Lease", "update", self._renew_once)
-        except ApiError:
+            yield from self.api.call(
+                self.host, lock.kind, "update", partial(self._renew_once, lock)
+            )
+        except ApiError as exc:
+            if exc.status >= 500:
+                self._lock_error(exc)
             return False
         return True
 
-    def _renew_once(self) -> None:
-        lease = self.api.peek("Lease", NAMESPACE, LEASE)
-        if lease is None or lease["spec"].get("holderIdentity") != self.pod:
-            raise ApiError(409, "Conflict", "the lease is held by another")
-        now = timefmt.micro(self.kernel.now)
-        self.api.patch("Lease", NAMESPACE, LEASE, lambda c: c["spec"].update(renewTime=now))
+    def _renew_once(self, lock: Lock) -> None:
+        record = lock.read()
+        if record is None or record.holder != self.pod:
+            raise ApiError(409, "Conflict", "the lock is held by another")
+        lock.write(self.pod, self.kernel.now, record)
 
     def _lost(self, reason: str) -> None:
         self.log.klog(
             self.kernel.now, "I", "leaderelection.go:297", f"failed to renew lease {DESC}: {reason}"
         )
-        lease = self.api.peek("Lease", NAMESPACE, LEASE)
-        if lease is not None:
-            Recorder(self.api, "virt-controller").event(
-                lease, "Normal", "LeaderElection", f"{self.pod} stopped leading"
-            )
+        self._lock_event(f"{self.pod} stopped leading")
         self.log.stdlib(self.kernel.now + 310, "leaderelection lost", "application.go:1171")
         self.exit()
 
@@ -302,6 +292,14 @@ class Replica:
             else 10 * SECOND * 2 ** min(self.restarts - 1, 5)
         )
         self.kernel.after(delay, self._restart)
+
+    def stop(self) -> None:
+        """The pod is deleted: its container ends and is not restarted."""
+        kill(self.host)
+        self.api.unwatch(self.host)
+        self.leading = False
+        self.vm_controller = None
+        self.host.alive = False
 
     def _restart(self) -> None:
         self.log = self._new_log()
@@ -357,13 +355,6 @@ class Replica:
             self.log.kv(self.kernel.now, "info", msg, pos)
         self.kernel.spawn(self.host, vmi_controller.run())
         self.kernel.spawn(self.host, vm_controller.run())
-
-
-def _record(lease: Obj | None) -> tuple[Any, ...] | None:
-    if lease is None:
-        return None
-    spec = lease.get("spec", {})
-    return (spec.get("holderIdentity"), spec.get("renewTime"), spec.get("leaseTransitions"))
 
 
 def controller_pod(name: str, node: str, rs_hash: str, ip: str) -> Obj:

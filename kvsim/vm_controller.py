@@ -287,11 +287,11 @@ class VMController:
         if VM_FINALIZER in (vm["metadata"].get("finalizers") or []):
             return vm
 
+        seen = list(vm["metadata"].get("finalizers") or [])
+
         def add(current: Obj) -> None:
-            current["metadata"]["finalizers"] = [
-                *(current["metadata"].get("finalizers") or []),
-                VM_FINALIZER,
-            ]
+            _test_finalizers(current, seen)
+            current["metadata"]["finalizers"] = [*seen, VM_FINALIZER]
 
         meta = vm["metadata"]
         return (
@@ -304,9 +304,11 @@ class VMController:
         if VM_FINALIZER not in (vm["metadata"].get("finalizers") or []):
             return vm
 
+        seen = list(vm["metadata"].get("finalizers") or [])
+
         def remove(current: Obj) -> None:
-            finalizers = current["metadata"].get("finalizers") or []
-            current["metadata"]["finalizers"] = [f for f in finalizers if f != VM_FINALIZER]
+            _test_finalizers(current, seen)
+            current["metadata"]["finalizers"] = [f for f in seen if f != VM_FINALIZER]
 
         meta = vm["metadata"]
         return (
@@ -663,10 +665,11 @@ class VMController:
 
     def _remove_vmi_finalizer(self, vmi: Obj) -> Step:
         meta = vmi["metadata"]
+        seen = list(meta.get("finalizers") or [])
 
         def remove(current: Obj) -> None:
-            finalizers = current["metadata"].get("finalizers") or []
-            current["metadata"]["finalizers"] = [f for f in finalizers if f != VM_FINALIZER]
+            _test_finalizers(current, seen)
+            current["metadata"]["finalizers"] = [f for f in seen if f != VM_FINALIZER]
 
         yield from self._call(
             VMI, "patch", lambda: self.rt.api.patch(VMI, meta["namespace"], meta["name"], remove)
@@ -732,6 +735,14 @@ class VMController:
         if failure and run_strategy(vm) in ("Always", "RerunOnFailure", "Once"):
             return "CrashLoopBackOff"
         return "Stopped"
+
+
+def _test_finalizers(current: Obj, seen: list[str]) -> None:
+    """getPatchFinalizerOps (vm.go:2306-2311): the patch tests the finalizers it read first."""
+    if list(current["metadata"].get("finalizers") or []) != seen:
+        raise ApiError(
+            422, "Invalid", "the server rejected our request due to an error in our request"
+        )
 
 
 def backoff_seconds(count: int, randrange: Any) -> int:
