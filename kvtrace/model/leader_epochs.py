@@ -211,17 +211,53 @@ def activity_windows(actions: list[Action]) -> list[_Window]:
     return windows
 
 
+def usurper(epochs: list[Epoch], replica: str, at: datetime) -> Epoch | None:
+    """The epoch of another replica that took the lease from ``replica`` while ``replica``'s
+    own epoch is still open at ``at``: ``replica`` acting then is a deposed leader acting."""
+    own = [e for e in epochs if e.replica == replica and e.holds(at)]
+    return next(
+        (
+            e
+            for e in epochs
+            if e.replica != replica and e.holds(at) and any(e.start > mine.start for mine in own)
+        ),
+        None,
+    )
+
+
+def deposed_overlaps(actions: list[Action], epochs: list[Epoch]) -> list[Overlap]:
+    """Actions of a replica after another acquired the lease from it, before its own loss shows,
+    each with the usurper's acquisition: both believed they led."""
+    by_pair: dict[tuple[str, str], list[Action]] = {}
+    for action in actions:
+        epoch = usurper(epochs, action.replica, action.at)
+        if epoch is not None:
+            by_pair.setdefault((action.replica, epoch.replica), []).append(action)
+    found = []
+    for (replica, taker), acted in sorted(by_pair.items()):
+        first, second = sorted((replica, taker))
+        start = min(e.start for e in epochs if e.replica == taker and e.start <= acted[0].at)
+        end = acted[-1].at
+        theirs = [a for a in actions if a.replica == taker and start <= a.at <= end]
+        both = sorted([*acted, *theirs], key=lambda a: (a.at, a.row.source))
+        found.append(Overlap(start, end, (first, second), both, {replica: False, taker: True}))
+    return found
+
+
 def action_overlaps(actions: list[Action], epochs: list[Epoch]) -> list[Overlap]:
-    """Windows of two replicas that intersect, with the actions of both inside the overlap."""
+    """Windows of two replicas that intersect, with the actions of both inside the overlap, and
+    the actions of a deposed leader (:func:`deposed_overlaps`)."""
     windows = activity_windows(actions)
-    found: list[Overlap] = []
+    found: list[Overlap] = list(deposed_overlaps(actions, epochs))
+    pairs = {o.replicas for o in found}
     for i, first in enumerate(windows):
         for second in windows[i + 1 :]:
             if first.replica == second.replica:
                 continue
             start, end = max(first.start, second.start), min(first.end, second.end)
-            if start <= end:
-                found.append(_overlap(first, second, start, end, epochs))
+            overlap = _overlap(first, second, start, end, epochs) if start <= end else None
+            if overlap is not None and overlap.replicas not in pairs:
+                found.append(overlap)
     return sorted(found, key=lambda o: (o.start, o.replicas))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kvtrace.model.facts import Facts
-from kvtrace.model.leader_epochs import STARTS, leader_at, replica_of
+from kvtrace.model.leader_epochs import STARTS, leader_at, replica_of, usurper
 from kvtrace.model.verdicts import Finding, explained, unverifiable, violated
 
 
@@ -71,22 +71,12 @@ def no_split_brain(facts: Facts) -> Iterator[Finding]:
         if row.time is None:
             continue
         replica = replica_of(row.source)
-        own = [e for e in facts.epochs if e.replica == replica and e.holds(row.time.at)]
-        usurper = next(
-            (
-                e
-                for e in facts.epochs
-                if e.replica != replica
-                and e.holds(row.time.at)
-                and any(e.start > mine.start for mine in own)
-            ),
-            None,
-        )
-        if usurper is not None:
-            acquired = usurper.rows[0] if usurper.rows else None
+        taker = usurper(facts.epochs, replica, row.time.at)
+        if taker is not None:
+            acquired = taker.rows[0] if taker.rows else None
             evidence = [facts.rows.index(acquired)] if acquired in facts.rows else []
             yield violated(
-                f"{replica} acted after {usurper.replica} had acquired the lease from it: both "
+                f"{replica} acted after {taker.replica} had acquired the lease from it: both "
                 "believed they led (split brain)",
                 *evidence,
                 i,
