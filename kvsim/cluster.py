@@ -320,10 +320,16 @@ class Cluster:
             self.run(at)
         now = self.kernel.now
         objects: dict[str, list[Obj]] = {kind: [] for kind in KINDS_CAPTURED}
+        hosting = {
+            str(v.get("status", {}).get("nodeName"))
+            for v in self.api.items("VirtualMachineInstance")
+        }
         for kind in KINDS_CAPTURED:
             for obj in self.api.items(kind):
                 if kind == "Event" and now - timefmt.from_iso(obj["lastTimestamp"]) > EVENT_TTL_US:
                     continue
+                if kind == "Node" and obj["metadata"]["name"] not in hosting:
+                    continue  # a collector reads the VMIs' nodes only (docs/collect.md)
                 objects[kind].append(copy.deepcopy(obj))
         logs: list[tuple[ContainerLog, str]] = []
         for replica in self.replicas:

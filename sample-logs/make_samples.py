@@ -49,6 +49,7 @@ def always_restart() -> Capture:
     start = at("2026-11-28T00:40:00Z")
     cluster = Cluster("always-restart", start)
     cluster.fates[("testvm", 0)] = Fate("crash", 100 * SECOND)
+    cluster.create_vm(start + 10 * SECOND, "other-vm", strategy="Halted")
     cluster.create_vm(start + 30 * SECOND, "testvm")
     return cluster.capture(start + 4 * MINUTE + 51 * SECOND)
 

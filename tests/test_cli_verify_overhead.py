@@ -10,11 +10,12 @@ import yaml
 from kvtrace.cli import run
 from tests.apiserver.fixture import SOURCE, apiserver
 from tests.conftest import SAMPLES
+from tests.sample_names import launcher_pod, leader_pod, objects
 
 __all__ = ["apiserver"]  # a fixture, used by name
 
 BUNDLE = str(SAMPLES / "always-restart")
-POD = "default/virt-launcher-testvm-2458p"
+POD = f"default/{launcher_pod()}"
 OVERHEAD = SAMPLES / "overhead"
 
 
@@ -39,7 +40,8 @@ def files(case: str, pod: str | None = None, vmi: str | None = None) -> list[str
 def test_bundle_pod_verifies_clean(capsys):
     code, out, err = kvtrace(capsys, POD, "--bundle", BUNDLE)
     assert code == 0 and err == ""
-    assert "VMI: default/testvm (uid ef32cc57-8756-42c7-ac53-081511511e81)" in out
+    (vmi,) = objects("always-restart", "virtualmachineinstances")
+    assert f"VMI: default/testvm (uid {vmi['metadata']['uid']})" in out
     assert "KubeVirt: v1.9.0 (launcher image quay.io/kubevirt/virt-launcher:v1.9.0)" in out
     assert "Checks: 15 ✓, 0 ✗, 0 not checked" in out
     total = [line for line in out.splitlines() if line.startswith("total")]
@@ -48,9 +50,7 @@ def test_bundle_pod_verifies_clean(capsys):
 
 def test_namespace_flag_is_the_same_as_ns_slash_pod(capsys):
     _, slash, _ = kvtrace(capsys, POD, "--bundle", BUNDLE)
-    code, flag, _ = kvtrace(
-        capsys, "-n", "default", "virt-launcher-testvm-2458p", "--bundle", BUNDLE
-    )
+    code, flag, _ = kvtrace(capsys, "-n", "default", launcher_pod(), "--bundle", BUNDLE)
     assert code == 0 and flag == slash
 
 
@@ -120,12 +120,10 @@ def test_ratio_flag_without_a_cr(capsys):
 
 
 def test_not_a_launcher_pod_exits_1_with_a_clear_message(capsys):
-    code, out, err = kvtrace(
-        capsys, "kubevirt/virt-controller-6f8b9c7d54-4s9c4", "--bundle", BUNDLE
-    )
+    code, out, err = kvtrace(capsys, f"kubevirt/{leader_pod()}", "--bundle", BUNDLE)
     assert code == 1 and out == ""
     assert err == (
-        "error: pod kubevirt/virt-controller-6f8b9c7d54-4s9c4 is not a virt-launcher pod "
+        f"error: pod kubevirt/{leader_pod()} is not a virt-launcher pod "
         "(label kubevirt.io=virt-controller): nothing was checked; pass the virt-launcher-<vmi>-… "
         "pod of the VM\n"
     )

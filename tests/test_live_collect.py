@@ -27,6 +27,7 @@ from kvtrace.sources.live import api as live_api
 from kvtrace.sources.live.progress import Progress
 from tests.apiserver import ApiServer, load_roles
 from tests.apiserver.fixture import RBAC, SOURCE, apiserver, bundle_files, kvtrace, waits
+from tests.sample_names import leader_pod, log_file, objects, standby_pod
 
 __all__ = ["apiserver", "waits"]  # fixtures used by name below
 
@@ -110,7 +111,9 @@ def test_manifest_records_versions_scope_and_every_kind(apiserver, tmp_path, cap
         "Endpoints": 0,
     }
     assert manifest["collected"][0]["file"] == "objects/virtualmachines.json"
-    assert manifest["logs"] == source["logs"] and manifest["missing"] == []
+    by_file = sorted(source["logs"], key=lambda e: e["file"])
+    assert sorted(manifest["logs"], key=lambda e: e["file"]) == by_file
+    assert manifest["missing"] == []
     for entry in source["logs"]:
         assert (target / entry["file"]).read_bytes() == (SOURCE / entry["file"]).read_bytes()
 
@@ -124,13 +127,23 @@ def test_vm_filter_reads_one_vm_by_field_selector(apiserver, tmp_path, capsys):
         for kind in ("virtualmachines", "controllerrevisions", "events")
     }
     assert names["virtualmachines"] == ["testvm"]
-    assert names["controllerrevisions"] == [
-        "revision-start-vm-b5861adf-a1ce-473a-b0b6-b37c7442c6db-1"
-    ]
-    assert (
-        not any(n.startswith("other-vm") for n in names["events"])
-        and "virt-controller.18ec0eb7f00af5aa" in names["events"]
+    testvm_uid = next(
+        v["metadata"]["uid"]
+        for v in objects("always-restart", "virtualmachines")
+        if v["metadata"]["name"] == "testvm"
     )
+    assert names["controllerrevisions"] == [
+        r["metadata"]["name"]
+        for r in objects("always-restart", "controllerrevisions")
+        if testvm_uid in r["metadata"]["name"]
+    ]
+    lease_events = [
+        e["metadata"]["name"]
+        for e in objects("always-restart", "events")
+        if e["involvedObject"]["kind"] == "Lease"
+    ]
+    assert not any(n.startswith("other-vm") for n in names["events"])
+    assert lease_events and set(lease_events) <= set(names["events"])
     vm_lists = [r for r in apiserver.requests if r.path.endswith("/virtualmachines")]
     assert [r.param("fieldSelector") for r in vm_lists] == ["metadata.name=testvm"]
     assert manifest_of(target)["scope"]["vms"] == ["default/testvm"]
@@ -141,9 +154,11 @@ def test_lists_are_paged_with_continue_tokens(apiserver, tmp_path, capsys, monke
     target = tmp_path / "paged"
     assert collect(capsys, apiserver, target)[0] == 0
     events = [r for r in apiserver.requests if r.path == "/api/v1/namespaces/default/events"]
-    assert len(events) == 6 and all(r.param("limit") == "1" for r in events)
-    assert [bool(r.param("continue")) for r in events] == [False, True, True, True, True, True]
-    assert {e["kind"]: e["count"] for e in manifest_of(target)["collected"]}["Event"] == 7
+    sample = objects("always-restart", "events")
+    in_default = sum(e["metadata"]["namespace"] == "default" for e in sample)
+    assert len(events) == in_default and all(r.param("limit") == "1" for r in events)
+    assert [bool(r.param("continue")) for r in events] == [False] + [True] * (in_default - 1)
+    assert {e["kind"]: e["count"] for e in manifest_of(target)["collected"]}["Event"] == len(sample)
 
 
 def test_all_namespaces_lists_cluster_wide(apiserver, tmp_path, capsys):
@@ -154,14 +169,12 @@ def test_all_namespaces_lists_cluster_wide(apiserver, tmp_path, capsys):
 
 
 def test_since_and_previous_logs(apiserver, tmp_path, capsys):
-    pod = apiserver.store.get("pods", "kubevirt", "virt-controller-6f8b9c7d54-9g892")
+    pod = apiserver.store.get("pods", "kubevirt", standby_pod())
     assert pod is not None
     pod["status"]["containerStatuses"][0]["restartCount"] = 1
     previous = tmp_path / "previous.log"
     previous.write_bytes(b"2026-11-28T00:40:00.000000001Z I1128 00:40:00.000000 1 old instance\n")
-    apiserver.store.logs[
-        ("kubevirt", "virt-controller-6f8b9c7d54-9g892", "virt-controller", "previous")
-    ] = previous
+    apiserver.store.logs[("kubevirt", standby_pod(), "virt-controller", "previous")] = previous
     apiserver.set_now(datetime(2026, 11, 28, 0, 42, 0, tzinfo=timezone.utc))
     target = tmp_path / "since"
     assert collect(capsys, apiserver, target, "--since", "1m")[0] == 0
@@ -169,17 +182,11 @@ def test_since_and_previous_logs(apiserver, tmp_path, capsys):
     assert {r.param("sinceSeconds") for r in logs} == {"60"} and sum(
         r.param("previous") == "true" for r in logs
     ) == 1
-    kept = (
-        (target / "logs/kubevirt/virt-controller-6f8b9c7d54-4s9c4/virt-controller/current.log")
-        .read_text()
-        .splitlines()
-    )
+    kept = (target / log_file(leader_pod())).read_text().splitlines()
     assert kept and all(line >= "2026-11-28T00:41:00" for line in kept)
     entries = {(e["pod"], e["instance"]) for e in manifest_of(target)["logs"]}
-    assert ("virt-controller-6f8b9c7d54-9g892", "previous") in entries
-    assert not (
-        target / "logs/kubevirt/virt-controller-6f8b9c7d54-9g892/virt-controller/previous.log"
-    ).read_bytes()
+    assert (standby_pod(), "previous") in entries
+    assert not (target / log_file(standby_pod(), "previous")).read_bytes()
 
 
 def test_kubevirt_namespace_found_from_pods_when_crs_are_forbidden_cluster_wide(
@@ -262,9 +269,16 @@ def test_progress_is_drawn_on_a_terminal_only():
 def test_collect_prints_no_progress_when_stderr_is_not_a_terminal(apiserver, tmp_path, capsys):
     code, out, err = collect(capsys, apiserver, tmp_path / "b")
     assert (code, err) == (0, "")
+
+    def count(plural: str) -> int:
+        return len(objects("always-restart", plural))
+
     assert out.splitlines()[1:] == [
-        "  objects: 2 VirtualMachine, 1 VirtualMachineInstance, 0 VirtualMachineInstanceMigration, "
-        "3 Pod, 2 ControllerRevision, 7 Event, 1 Lease, 0 Endpoints, 1 KubeVirt, 1 Node",
+        f"  objects: {count('virtualmachines')} VirtualMachine, "
+        f"{count('virtualmachineinstances')} VirtualMachineInstance, "
+        "0 VirtualMachineInstanceMigration, "
+        f"{count('pods')} Pod, {count('controllerrevisions')} ControllerRevision, "
+        f"{count('events')} Event, 1 Lease, 0 Endpoints, 1 KubeVirt, {count('nodes')} Node",
         "  logs: 2 file(s) from 2 virt-controller pod(s)",
         "  cluster: v1.31.2, KubeVirt v1.9.0 in kubevirt",
     ]

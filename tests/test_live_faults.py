@@ -19,6 +19,7 @@ import pytest
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.sources.live import api as live_api
 from tests.apiserver.fixture import ROOT, SOURCE, apiserver, bundle_files, kvtrace, waits
+from tests.sample_names import leader_pod, log_file
 
 __all__ = ["apiserver", "waits"]
 
@@ -27,8 +28,8 @@ VMIS = "/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances"
 VMIMS = "/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstancemigrations"
 EVENTS = "/api/v1/namespaces/default/events"
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kubevirt/leases/virt-controller"
-LOG = "/api/v1/namespaces/kubevirt/pods/virt-controller-6f8b9c7d54-4s9c4/log"
-LOG_FILE = "logs/kubevirt/virt-controller-6f8b9c7d54-4s9c4/virt-controller/current.log"
+LOG = f"/api/v1/namespaces/kubevirt/pods/{leader_pod()}/log"
+LOG_FILE = log_file(leader_pod())
 SOURCE_COUNTS = {
     e["kind"]: e["count"] for e in json.loads((SOURCE / "manifest.json").read_text())["collected"]
 }

@@ -13,6 +13,7 @@ import pytest
 
 from tests.apiserver import load_roles
 from tests.apiserver.fixture import RBAC, apiserver, bundle_files, kvtrace, waits
+from tests.sample_names import leader_pod, log_file
 
 __all__ = ["apiserver", "waits"]
 
@@ -22,7 +23,7 @@ EXPECTED_MISSING = {
     ("", "events"): "Event",
     ("", "nodes"): "Node",
     ("", "pods"): "Pod",
-    ("", "pods/log"): "logs/kubevirt/virt-controller-6f8b9c7d54-4s9c4/virt-controller/current.log",
+    ("", "pods/log"): log_file(leader_pod()),
     ("", "endpoints"): "Endpoints",
     ("apps", "controllerrevisions"): "ControllerRevision",
     ("coordination.k8s.io", "leases"): "Lease",
