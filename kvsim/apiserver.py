@@ -8,18 +8,29 @@ resourceVersion and is delivered to each watcher after that watcher's lag, in or
 
 from __future__ import annotations
 
-import copy
+import marshal
 import random
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from kvsim import timefmt
 from kvsim.kernel import MS, SECOND, Host, Kernel, Process
 
 Obj = dict[str, Any]
+T = TypeVar("T")
+
+
+def clone(obj: T) -> T:
+    """A deep copy of JSON-like data (dicts, lists, strings, numbers), as DeepCopy does: through
+    marshal, an order of magnitude faster than copy.deepcopy on API objects."""
+    data: Any = obj
+    copied: T = marshal.loads(marshal.dumps(data))
+    return copied
+
+
 Key = tuple[str, str, str]  # kind, namespace, name
 
 PLURAL = {
@@ -127,7 +138,7 @@ class ApiServer:
         found = self.objects.get((kind, namespace, name))
         if found is None:
             raise not_found(kind, name)
-        return copy.deepcopy(found)
+        return clone(found)
 
     def peek(self, kind: str, namespace: str, name: str) -> Obj | None:
         """Read without a copy, for the simulation's own bookkeeping (never for controllers)."""
@@ -156,7 +167,7 @@ class ApiServer:
         self._bump(obj)
         self.objects[key] = obj
         self._emit("ADDED", key, obj)
-        return copy.deepcopy(obj)
+        return clone(obj)
 
     def update(self, obj: Obj, subresource: str = "") -> Obj:
         """A PUT with the object's resourceVersion as precondition. ``status``: only the status
@@ -169,7 +180,7 @@ class ApiServer:
             raise not_found(kind, meta["name"])
         if meta.get("resourceVersion") != current["metadata"]["resourceVersion"]:
             raise conflict(kind, meta["name"])
-        updated = self._merge(kind, current, copy.deepcopy(obj), subresource)
+        updated = self._merge(kind, current, clone(obj), subresource)
         return self._store(key, current, updated)
 
     def patch(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], None]) -> Obj:
@@ -179,7 +190,7 @@ class ApiServer:
         current = self.objects.get(key)
         if current is None:
             raise not_found(kind, name)
-        updated = copy.deepcopy(current)
+        updated = clone(current)
         mutate(updated)
         return self._store(key, current, updated)
 
@@ -192,7 +203,7 @@ class ApiServer:
         if meta.get("deletionTimestamp"):
             return
         if meta.get("finalizers") or grace_seconds > 0:
-            updated = copy.deepcopy(current)
+            updated = clone(current)
             updated["metadata"]["deletionTimestamp"] = timefmt.seconds(
                 self.kernel.now + grace_seconds * SECOND
             )
@@ -208,11 +219,11 @@ class ApiServer:
 
     def _merge(self, kind: str, current: Obj, sent: Obj, subresource: str) -> Obj:
         if subresource == "status":
-            merged = copy.deepcopy(current)
+            merged = clone(current)
             merged["status"] = sent.get("status", {})
             return merged
         if kind == "VirtualMachine":
-            sent["status"] = copy.deepcopy(current.get("status", {}))
+            sent["status"] = clone(current.get("status", {}))
         for field_name in ("uid", "creationTimestamp", "deletionTimestamp", "generation"):
             if field_name in current["metadata"]:
                 sent["metadata"][field_name] = current["metadata"][field_name]
@@ -220,7 +231,7 @@ class ApiServer:
 
     def _store(self, key: Key, current: Obj, updated: Obj) -> Obj:
         if updated == current:
-            return copy.deepcopy(current)
+            return clone(current)
         if key[0] in ("VirtualMachine", "VirtualMachineInstance") and updated.get(
             "spec"
         ) != current.get("spec"):
@@ -230,10 +241,10 @@ class ApiServer:
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and key[0] != "Pod":
             self.objects[key] = updated
             self._remove(key)
-            return copy.deepcopy(updated)
+            return clone(updated)
         self.objects[key] = updated
         self._emit("MODIFIED", key, updated)
-        return copy.deepcopy(updated)
+        return clone(updated)
 
     def _remove(self, key: Key) -> None:
         gone = self.objects.pop(key)
@@ -265,7 +276,7 @@ class ApiServer:
                 continue
             when = max(self.kernel.now + watch.lag(), watch.last)
             watch.last = when
-            snapshot = copy.deepcopy(obj)
+            snapshot = clone(obj)
             self.kernel.at(when, partial(watch.deliver, kind_of_event, snapshot))
 
     def watch(self, watch: Watch) -> None:

@@ -5,14 +5,13 @@ would read at a moment: the objects and every replica's current and previous log
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvsim import timefmt, virtapi
-from kvsim.apiserver import ApiError, ApiServer, Obj, Rejection
+from kvsim.apiserver import ApiError, ApiServer, Obj, Rejection, clone
 from kvsim.events import EVENT_TTL_US
 from kvsim.informer import DropRule
 from kvsim.kernel import MS, SECOND, Kernel
@@ -330,7 +329,7 @@ class Cluster:
                     continue
                 if kind == "Node" and obj["metadata"]["name"] not in hosting:
                     continue  # a collector reads the VMIs' nodes only (docs/collect.md)
-                objects[kind].append(copy.deepcopy(obj))
+                objects[kind].append(clone(obj))
         logs: list[tuple[ContainerLog, str]] = []
         for replica in self.replicas:
             logs.append((replica.current, "current"))

@@ -7,12 +7,11 @@ event as a fault). Handlers run when an event is applied, as client-go's process
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kvsim.apiserver import ApiServer, Obj, Watch
+from kvsim.apiserver import ApiServer, Obj, Watch, clone
 from kvsim.kernel import MS, Host, Process, Signal
 
 Handler = Callable[[Obj | None, Obj | None], None]  # (old, new); None for add / delete
@@ -58,10 +57,11 @@ class Informers:
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         found = self.caches[kind].get((namespace, name))
-        return copy.deepcopy(found) if found is not None else None
+        return clone(found) if found is not None else None
 
-    def list(self, kind: str) -> list[Obj]:
-        return [copy.deepcopy(o) for _, o in sorted(self.caches[kind].items())]
+    def list(self, kind: str, match: Callable[[Obj], bool] | None = None) -> list[Obj]:
+        """Copies of the cached objects of ``kind`` (those ``match`` accepts), in key order."""
+        return [clone(o) for _, o in sorted(self.caches[kind].items()) if match is None or match(o)]
 
     def start(self) -> Process:
         """LIST every kind, then watch; ``synced`` fires once the caches are filled."""
@@ -71,7 +71,7 @@ class Informers:
         )
         for kind in self.kinds:
             for obj in list(self.api.items(kind)):
-                self._apply("ADDED", copy.deepcopy(obj))
+                self._apply("ADDED", clone(obj))
         self.synced.fire()
 
     def _lag(self) -> int:
@@ -112,4 +112,4 @@ class Informers:
 
     def _notify(self, kind: str, old: Obj | None, new: Obj | None) -> None:
         for handler in self.handlers[kind]:
-            handler(copy.deepcopy(old) if old else None, copy.deepcopy(new) if new else None)
+            handler(clone(old) if old else None, clone(new) if new else None)

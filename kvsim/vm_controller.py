@@ -11,13 +11,12 @@ the live-update paths after ``syncRunStrategy``; VMs here have none of them.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Generator
 from functools import partial
 from typing import Any
 
 from kvsim import timefmt
-from kvsim.apiserver import ApiError, Obj
+from kvsim.apiserver import ApiError, Obj, clone
 from kvsim.expectations import Expectations
 from kvsim.kernel import SECOND, Process
 from kvsim.logs import LoggedObject
@@ -188,7 +187,7 @@ class VMController:
         if vm is None:
             self.expectations.delete(key)
             return None
-        original = copy.deepcopy(vm)
+        original = clone(vm)
         if rt.verbosity >= 4:
             self._log_vm("info", "Started processing vm", vm, "vm.go:372")
         annotations = vm["metadata"].setdefault("annotations", {})
@@ -271,8 +270,8 @@ class VMController:
         prefix = f"revision-start-vm-{vm['metadata']['uid']}"
         names = [
             cr["metadata"]["name"]
-            for cr in self.rt.informers.list(CR)
-            if prefix in cr["metadata"]["name"] and _owned_by(cr, vm)
+            for cr in self.rt.informers.list(CR, lambda cr: prefix in cr["metadata"]["name"])
+            if _owned_by(cr, vm)
         ]
         highest = 0
         for cr_name in names:
@@ -486,7 +485,7 @@ class VMController:
         if vmi is None:
             if not has_start_request(vm):
                 return vm, None
-            changed = copy.deepcopy(vm)
+            changed = clone(vm)
             if changed["spec"].get("runStrategy") is not None:
                 changed["spec"]["runStrategy"] = "Always"
             else:
@@ -604,8 +603,10 @@ class VMController:
         name = f"revision-start-vm-{uid}-{generation + offset}"
         namespace = vm["metadata"]["namespace"]
         reuse = False
-        for cr in rt.informers.list(CR):
-            if f"revision-start-vm-{uid}" not in cr["metadata"]["name"] or not _owned_by(cr, vm):
+        for cr in rt.informers.list(
+            CR, lambda cr: f"revision-start-vm-{uid}" in cr["metadata"]["name"]
+        ):
+            if not _owned_by(cr, vm):
                 continue
             if int(cr.get("revision", 0)) == generation:
                 reuse = True
@@ -622,7 +623,7 @@ class VMController:
                 "namespace": namespace,
                 "ownerReferences": [owner_reference(vm)],
             },
-            "data": {"spec": copy.deepcopy(vm["spec"])},
+            "data": {"spec": clone(vm["spec"])},
             "revision": generation,
         }
         created = yield from self._call(CR, "create", lambda: rt.api.create(revision))
@@ -768,7 +769,7 @@ def owner_reference(vm: Obj) -> dict[str, Any]:
 def setup_vmi_from_vm(vm: Obj) -> Obj:
     """SetupVMIFromVM (vm.go:1868-1897): the template's metadata and spec, the VM's name and
     namespace, a controller reference to the VM."""
-    template = copy.deepcopy(vm["spec"]["template"])
+    template = clone(vm["spec"]["template"])
     meta = template.get("metadata") or {}
     meta.pop("creationTimestamp", None)
     meta.update(

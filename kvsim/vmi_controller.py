@@ -16,11 +16,10 @@ does not.
 
 from __future__ import annotations
 
-import copy
 from functools import partial
 
 from kvsim import launcher, timefmt
-from kvsim.apiserver import VMI_FINALIZER, ApiError, Obj
+from kvsim.apiserver import VMI_FINALIZER, ApiError, Obj, clone
 from kvsim.kernel import Process
 from kvsim.runtime import Runtime
 from kvsim.vm_controller import API_VERSION_ANNOTATIONS, VM, VM_FINALIZER, Step, controller_ref
@@ -32,11 +31,9 @@ THREADS = 10  # application.go:1075
 
 def launcher_pods(rt: Runtime, vmi: Obj) -> list[Obj]:
     uid = vmi["metadata"]["uid"]
-    return [
-        pod
-        for pod in rt.informers.list(POD)
-        if (pod["metadata"].get("labels") or {}).get("kubevirt.io/created-by") == uid
-    ]
+    return rt.informers.list(
+        POD, lambda pod: (pod["metadata"].get("labels") or {}).get("kubevirt.io/created-by") == uid
+    )
 
 
 def pod_down(pod: Obj) -> bool:
@@ -158,7 +155,7 @@ class VMIController:
 
     def _update_status(self, vmi: Obj, pod: Obj | None, pods: list[Obj]) -> Step:
         rt = self.rt
-        updated = copy.deepcopy(vmi)
+        updated = clone(vmi)
         status = updated.setdefault("status", {})
         current = phase_of(vmi)
         exists = pod is not None  # controller.PodExists: a terminating pod still exists
