@@ -31,6 +31,16 @@ def clone(obj: T) -> T:
     return copied
 
 
+def freeze(obj: Obj) -> bytes:
+    """An object serialised once, so that each of its copies costs one ``thaw``."""
+    return marshal.dumps(obj)
+
+
+def thaw(frozen: bytes) -> Obj:
+    copied: Obj = marshal.loads(frozen)
+    return copied
+
+
 Key = tuple[str, str, str]  # kind, namespace, name
 
 PLURAL = {

@@ -142,6 +142,8 @@ def _cluster_events(cluster: Cluster, rng: random.Random, end: int) -> None:
             replica.informer_lag_us = rng.randint(5, 400) * MS
     for node in cluster.node_names:
         cluster.nodes.skew_us[node] = rng.randint(-800, 800) * MS  # NTP-kept node clocks
+        if rng.random() < 0.1:  # a node whose clock is not kept: up to 90 s either way
+            cluster.nodes.skew_us[node] = rng.randint(-90, 90) * SECOND
 
 
 def legitimate(seed: int, vm_count: int | None = None, minutes: int | None = None) -> History:
@@ -235,8 +237,8 @@ def _split_brain(cluster: Cluster, rng: random.Random, name: str, start: int) ->
 
 def _phase_regression(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
     cluster.create_vm(start, name)
-    for node in cluster.node_names:
-        cluster.nodes.skew_us[node] = -rng.randint(30, 90) * SECOND
+    for replica in cluster.replicas:
+        replica.faults.phase_regression = True
 
 
 def _wrong_revision(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:

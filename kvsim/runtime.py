@@ -22,6 +22,7 @@ class CodeFaults:
     create_after_delete: bool = False  # a stop branch does not return before starting
     revision_generation_offset: int = 0  # the VMI names the revision of another generation
     stall_after_start_decision: int = 0  # µs the container stalls right after a start decision
+    phase_regression: bool = False  # the VMI controller takes a Running VMI back to Scheduled
     names: list[str] = field(default_factory=list)  # VMs the faults apply to ([] = all)
 
     def applies(self, name: str) -> bool:

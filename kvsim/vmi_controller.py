@@ -17,6 +17,7 @@ does not.
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 from kvsim import launcher, timefmt
 from kvsim.apiserver import VMI_FINALIZER, ApiError, Obj, clone
@@ -105,7 +106,7 @@ class VMIController:
         if annotations.get(API_VERSION_ANNOTATIONS[0]) != "v1":  # vmi.go:320-331
             for annotation in API_VERSION_ANNOTATIONS:
                 annotations[annotation] = "v1"
-            return (yield from self._write(vmi, "update"))
+            return (yield from self._write(vmi, vmi, "update"))
         pods = launcher_pods(rt, vmi)
         pod = next((p for p in pods if not p["metadata"].get("deletionTimestamp")), None)
         pod = pod or (pods[0] if pods else None)
@@ -187,16 +188,23 @@ class VMIController:
                 updated["metadata"]["finalizers"] = [f for f in finalizers if f != VM_FINALIZER]
         elif current in ("Running", "Scheduled") and not exists:
             status["phase"] = "Failed"
+        elif (
+            current == "Running"
+            and self._fault_applies("phase_regression", vmi)
+            and pod is not None
+            and pod_ready(pod)
+        ):
+            status["phase"] = "Scheduled"  # the fault: a Running VMI taken back to Scheduled
         _ready_from_pod(updated, pod)
         if pod is not None:
             _memory_overhead_from_pod(updated, pod)
         if current in ("Running", "Scheduled"):
             if updated != vmi:
-                return (yield from self._write(updated, "patch"))
+                return (yield from self._write(vmi, updated, "patch"))
             return None
         _stamp_transition(vmi, updated, rt.kernel.now)
         if updated != vmi:
-            return (yield from self._write(updated, "update"))
+            return (yield from self._write(vmi, updated, "update"))
         return None
 
     def _owner_exists(self, vmi: Obj) -> bool:
@@ -206,28 +214,61 @@ class VMIController:
         vm = self.rt.informers.get(VM, vmi["metadata"]["namespace"], ref["name"])
         return vm is not None and vm["metadata"]["uid"] == ref.get("uid")
 
-    def _write(self, vmi: Obj, verb: str) -> Step:
+    def _write(self, vmi: Obj, updated: Obj, verb: str) -> Step:
         rt = self.rt
-        meta = vmi["metadata"]
+        meta = updated["metadata"]
+        ops = _patch_ops(vmi, updated)
 
-        def replace(current: Obj) -> None:
-            current["metadata"]["labels"] = meta.get("labels", {})
-            current["metadata"]["finalizers"] = meta.get("finalizers", [])
-            current["status"] = vmi.get("status", {})
+        def apply(current: Obj) -> None:
+            for (section, key), old, new in ops:
+                if current.get(section, {}).get(key) != old:
+                    raise ApiError(
+                        422,
+                        "Invalid",
+                        "the server rejected our request due to an error in our request",
+                    )
+                current.setdefault(section, {})[key] = new
 
         try:
             if verb == "update":
-                yield from rt.api.call(rt.host, VMI, verb, lambda: rt.api.update(vmi))
+                yield from rt.api.call(rt.host, VMI, verb, lambda: rt.api.update(updated))
             else:
                 yield from rt.api.call(
                     rt.host,
                     VMI,
                     verb,
-                    lambda: rt.api.patch(VMI, meta["namespace"], meta["name"], replace),
+                    lambda: rt.api.patch(VMI, meta["namespace"], meta["name"], apply),
                 )
         except ApiError as exc:
+            if verb == "patch":  # lifecycle.go:582
+                return f"patching of vmi conditions and activePods failed: {exc}"
             return str(exc)
         return None
+
+    def _fault_applies(self, fault: str, vmi: Obj) -> bool:
+        owner = controller_ref(vmi)
+        name = owner["name"] if owner else vmi["metadata"]["name"]
+        return bool(getattr(self.rt.faults, fault)) and self.rt.faults.applies(name)
+
+
+PATCHED = (  # prepareVMIPatch (lifecycle.go:626-720): the fields the Running/Scheduled patch sends
+    ("status", "conditions"),
+    ("status", "activePods"),
+    ("status", "phase"),
+    ("metadata", "labels"),
+    ("metadata", "finalizers"),
+)
+
+
+def _patch_ops(old: Obj, new: Obj) -> list[tuple[tuple[str, str], Any, Any]]:
+    """Each changed field as a JSON-patch test of the value the controller read, then a replace
+    (a failed test is a 422, retried like any error: lifecycle.go:577-584)."""
+    ops: list[tuple[tuple[str, str], Any, Any]] = []
+    for section, key in PATCHED:
+        before, after = old.get(section, {}).get(key), new.get(section, {}).get(key)
+        if before != after:
+            ops.append(((section, key), before, after))
+    return ops
 
 
 def phase_of(vmi: Obj) -> str:

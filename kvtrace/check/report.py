@@ -64,5 +64,3 @@ class CheckReport:
 
     def violations(self, at_least: str = "info") -> list[tuple[VMCheck, Verdict]]:
         return [(vm, v) for vm in self.vms for v in vm.assessment.violations(at_least)]
-
-

@@ -59,12 +59,13 @@ def _logged_strategy(timeline: Timeline) -> str | None:
 
 
 def _creation_to_running(timeline: Timeline) -> list[float]:
+    """metadata.creationTimestamp (the API server's clock) to the Running stamp (the node's)."""
     values = []
     for vmi in timeline.scope.vmis:
         created = parse_time(str((vmi.body.get("metadata") or {}).get("creationTimestamp") or ""))
         entries = (vmi.body.get("status") or {}).get("phaseTransitionTimestamps") or []
         running = [e for e in entries if isinstance(e, dict) and e.get("phase") == "Running"]
         ran = parse_time(str(running[0].get("phaseTransitionTimestamp") or "")) if running else None
-        if created and ran:
+        if created and ran and ran.at >= created.at:  # earlier: the node's clock is behind
             values.append((ran.at - created.at).total_seconds())
     return values

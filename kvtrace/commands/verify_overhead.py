@@ -130,4 +130,3 @@ def _run(inputs: VerifyInputs, flags: SettingFlags, version: str | None, output:
         raise KvtraceError(f"not everything could be checked: {report.problems[0]}")
     if report.failed:
         raise FindingsPresent()
-

@@ -125,8 +125,10 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "KV-PH-01",
         "error",
-        "VMI phases advance Pending → Scheduling → Scheduled → Running → Succeeded/Failed.",
-        ("lifecycle.go:256-613", "pkg/virt-handler/vm.go:2319-2390"),
+        "VMI phases are entered in the order Pending → Scheduling → Scheduled → Running → "
+        "Succeeded/Failed (the order of status.phaseTransitionTimestamps, whatever the clocks "
+        "stamped), and status.phase never falls behind a phase the VMI entered.",
+        ("lifecycle.go:256-613", "controller.go:389-404", "pkg/virt-handler/vm.go:2319-2390"),
         ph.phase_order,
     ),
     Rule(

@@ -1,10 +1,13 @@
 """VMI phase checks: who moves a VMI where (at v1.9.0: the VMI controller, lifecycle.go:256-613;
 virt-handler, its vm.go:2319-2390; the node controller, node.go:276-291).
 
-Phase timestamps come from up to three clocks (virt-api, the leader, the VMI's node) at one-second
-precision, and exist only for the first entry into a phase; changes the VMI controller makes by
-patch leave none (lifecycle.go:571-591). So a missing phase is missing evidence, never a
-violation, and order is judged with a clock-skew allowance.
+``status.phaseTransitionTimestamps`` is appended to on the first entry into each phase
+(controller.go:389-404), so its list order is the order the phases were entered, whoever wrote
+them. The stamps come from up to three clocks (virt-api, the leader, the VMI's node) at
+one-second precision: stamps that disagree with the list order mean clocks that disagree, never a
+regression. A regression shows in the order itself (a phase entered after a later one) or in
+``status.phase`` behind a phase the VMI already entered. A missing phase is missing evidence:
+changes made by patch leave no stamp (lifecycle.go:571-591).
 """
 
 from __future__ import annotations
@@ -19,13 +22,17 @@ ORDER = {"Pending": 0, "Scheduling": 1, "Scheduled": 2, "Running": 3, "Succeeded
 SKEW_SECONDS = 1.0
 NODE_LABEL = "kubevirt.io/nodeName"
 HANDED_OVER = {"Scheduled", "Running"}
+STAMPED_BY_THE_NODE = {"Running", "Succeeded", "Failed"}  # virt-handler's status updates
 
 
 def _phase_rows(facts: Facts, inc: Incarnation) -> list[tuple[str, int]]:
-    return sorted(
-        ((phase, i) for phase, rows in inc.phases.items() for i in rows),
-        key=lambda item: ORDER.get(item[0], 9),
-    )
+    """The incarnation's stamped phases in list order (the order they were entered)."""
+
+    def position(item: tuple[str, int]) -> tuple[int, int]:
+        index = facts.rows[item[1]].arg("index")
+        return (int(index) if index and index.isdigit() else ORDER.get(item[0], 9), item[1])
+
+    return sorted(((phase, i) for phase, rows in inc.phases.items() for i in rows), key=position)
 
 
 def phase_order(facts: Facts) -> Iterator[Finding]:
@@ -34,6 +41,7 @@ def phase_order(facts: Facts) -> Iterator[Finding]:
         entries = [(p, i) for p, i in _phase_rows(facts, inc) if p in ORDER]
         any_phase = any_phase or bool(entries)
         yield from _order_of(facts, entries)
+        yield from _current_phase(inc, entries)
     if not any_phase:
         yield unverifiable("no phaseTransitionTimestamps in the evidence (no VMI object)")
 
@@ -43,14 +51,37 @@ def _order_of(facts: Facts, entries: list[tuple[str, int]]) -> Iterator[Finding]
     if len(finals) > 1:
         yield violated("a VMI with both Succeeded and Failed timestamps", *(i for _, i in entries))
     for (early, a), (late, b) in pairwise(entries):
-        ta, tb = facts.rows[a].time, facts.rows[b].time
-        if ta is None or tb is None:
-            continue
-        lag = (ta.at - tb.at).total_seconds()
-        if lag > SKEW_SECONDS:
-            yield violated(f"phase {late} is stamped {lag:.0f}s before {early}: a regression", a, b)
+        if ORDER[late] < ORDER[early]:
+            yield violated(f"phase {late} was entered after {early}: a regression", a, b)
         else:
-            yield explained(f"{early} → {late} in order", a, b)
+            yield explained(
+                f"{early} → {late} in order{_clock_note(facts, early, a, late, b)}", a, b
+            )
+
+
+def _clock_note(facts: Facts, early: str, a: int, late: str, b: int) -> str:
+    ta, tb = facts.rows[a].time, facts.rows[b].time
+    if ta is None or tb is None:
+        return ""
+    lag = (ta.at - tb.at).total_seconds()
+    if lag <= SKEW_SECONDS:
+        return ""
+    who = "the node's virt-handler" if late in STAMPED_BY_THE_NODE else "its writer"
+    return (
+        f"; {late} is stamped {lag:.0f}s before {early}: {who} and {early}'s writer disagree "
+        "on the time (a node clock out of sync), which does not change the order"
+    )
+
+
+def _current_phase(inc: Incarnation, entries: list[tuple[str, int]]) -> Iterator[Finding]:
+    phase = str(inc.status.get("phase") or "")
+    if phase not in ORDER or not entries:
+        return
+    furthest, row = max(entries, key=lambda entry: ORDER[entry[0]])
+    if ORDER[phase] < ORDER[furthest]:
+        yield violated(
+            f"status.phase is {phase} after the VMI had entered {furthest}: a regression", row
+        )
 
 
 def phase_bookkeeping(facts: Facts) -> Iterator[Finding]:

@@ -196,8 +196,10 @@ def _headline(timeline: Timeline) -> str:
     if len(uids) > 6:  # a long history: the first ones, the last one, and the count
         incarnations = f"{len(uids)} ({', '.join(uids[:3])} … {uids[-1]})"
     count = len(timeline.shown)
-    rows = f"{count} rows" if count == len(timeline.rows) else (
-        f"{count} of {len(timeline.rows)} rows (the model judged all)"
+    rows = (
+        f"{count} rows"
+        if count == len(timeline.rows)
+        else (f"{count} of {len(timeline.rows)} rows (the model judged all)")
     )
     return (
         f"{rows} for {timeline.namespace}/{timeline.name} · VMI incarnations: "

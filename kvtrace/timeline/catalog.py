@@ -343,11 +343,15 @@ CATALOG: tuple[Message, ...] = (
     _m(
         "vm.expectations-state",
         "info",
-        r'^(?:Controller expectations \(name: [^)]*\) (?:fulfilled|expired) |Controller \(name: '
+        r"^(?:Controller expectations \(name: [^)]*\) (?:fulfilled|expired) |Controller \(name: "
         r'[^)]*\) still waiting on expectations |Setting expectations ).*key:"(?P<key>[^"]+)".*$',
         "the VM's create/delete expectation was set, met, or is still pending",
-        v190=("expectations.go:123", "expectations.go:126", "expectations.go:129",
-              "expectations.go:165"),
+        v190=(
+            "expectations.go:123",
+            "expectations.go:126",
+            "expectations.go:129",
+            "expectations.go:165",
+        ),
     ),
     _m(
         "vm.expectations-deletions",

@@ -79,7 +79,7 @@ def _phase_rows(vmi: KubeObject) -> Iterator[TimelineRow]:
             f"phase {phase}",
             Provenance("object", _ref(vmi), field=f"status.phaseTransitionTimestamps[{index}]"),
             incarnation=vmi.uid,
-            args=(("phase", phase),),
+            args=(("phase", phase), ("index", str(index))),
         )
 
 
