@@ -226,6 +226,22 @@ class Cluster:
 
         self.at(when, edit)
 
+    def force_delete_pods(self, when: int, name: str, namespace: str = "default") -> None:
+        """``kubectl delete pod --force --grace-period=0`` of the VM's launcher pods: the API
+        server removes them at once, without waiting for the kubelet."""
+
+        def remove() -> None:
+            for pod in list(self.api.items("Pod")):
+                meta = pod["metadata"]
+                labels = meta.get("labels") or {}
+                if meta.get("namespace") == namespace and labels.get("vm.kubevirt.io/name") == name:
+                    self.api.remove("Pod", namespace, meta["name"])
+                    self._record(
+                        "user", "kubectl delete pod --force", f"{namespace}/{meta['name']}"
+                    )
+
+        self.at(when, remove)
+
     def set_strategy(self, when: int, name: str, strategy: str, namespace: str = "default") -> None:
         def change(vm: Obj) -> None:
             vm["spec"].pop("running", None)
@@ -242,6 +258,46 @@ class Cluster:
             self._record("cluster", "webhook rejects VMI creates", name, message)
 
         self.at(when, reject)
+
+    def leftover_pdb(self, when: int, vmi: str, namespace: str = "default") -> None:
+        """A PodDisruptionBudget with the VMI as controller, as KubeVirt up to v1.5 created for
+        each VMI (createPDB, disruptionbudget.go:492-514 at v1.5.0): left by an upgrade, or
+        re-applied by a tool. v1.9.0's disruption budget controller deletes it."""
+
+        def create() -> None:
+            owner = self.api.peek("VirtualMachineInstance", namespace, vmi)
+            if owner is None:
+                return
+            suffix = "".join(self.rng.choice(POD_ALPHABET) for _ in range(5))
+            self.api.create(
+                {
+                    "apiVersion": "policy/v1",
+                    "kind": "PodDisruptionBudget",
+                    "metadata": {
+                        "name": f"kubevirt-disruption-budget-{suffix}",
+                        "namespace": namespace,
+                        "ownerReferences": [
+                            {
+                                "apiVersion": "kubevirt.io/v1",
+                                "blockOwnerDeletion": True,
+                                "controller": True,
+                                "kind": "VirtualMachineInstance",
+                                "name": vmi,
+                                "uid": owner["metadata"]["uid"],
+                            }
+                        ],
+                    },
+                    "spec": {
+                        "minAvailable": 1,
+                        "selector": {
+                            "matchLabels": {"kubevirt.io/created-by": owner["metadata"]["uid"]}
+                        },
+                    },
+                }
+            )
+            self._record("cluster", "a v1.5 PodDisruptionBudget for the VMI", f"{namespace}/{vmi}")
+
+        self.at(when, create)
 
     def slow(self, kind: str, verb: str, extra: int) -> None:
         self.api.faults.slow[(kind, verb)] = extra

@@ -18,6 +18,7 @@ from functools import partial
 
 from kvsim import timefmt
 from kvsim.apiserver import ApiError, ApiServer, Obj
+from kvsim.disruption_budget import DisruptionBudgetController
 from kvsim.events import Recorder
 from kvsim.informer import Informers
 from kvsim.kernel import SECOND, Host, Kernel, Process, kill
@@ -328,10 +329,12 @@ class Replica:
         )
         vm_controller, vmi_controller = VMController(rt), VMIController(rt)
         self.vm_controller = vm_controller
+        budget = DisruptionBudgetController(rt, f"{self.seed}/{self.pod}/{len(self.logs)}")
         if quiet:
             self.kernel.spawn(self.host, informers.start())
             self.kernel.spawn(self.host, vmi_controller.run())
             self.kernel.spawn(self.host, vm_controller.run())
+            self.kernel.spawn(self.host, budget.run())
             return
         yield 612
         for name in self.rng.sample(INFORMERS, len(INFORMERS)):  # Go map iteration order
@@ -355,6 +358,7 @@ class Replica:
             self.log.kv(self.kernel.now, "info", msg, pos)
         self.kernel.spawn(self.host, vmi_controller.run())
         self.kernel.spawn(self.host, vm_controller.run())
+        self.kernel.spawn(self.host, budget.run())
 
 
 def controller_pod(name: str, node: str, rs_hash: str, ip: str) -> Obj:

@@ -53,6 +53,15 @@ def _hits_in(data: bytearray, end: int, needles: Sequence[bytes]) -> list[int]:
     return sorted(starts)
 
 
+def _every_start(data: bytearray, end: int) -> list[int]:
+    """Every line start in ``data[:end]``: a small stream is handed to the parser whole."""
+    starts, at = [0], data.find(b"\n", 0, end)
+    while at != -1 and at + 1 < end:
+        starts.append(at + 1)
+        at = data.find(b"\n", at + 1, end)
+    return starts
+
+
 def _collect(data: bytearray, end: int, starts: list[int], base_line: int, out: ScanResult) -> None:
     """Append the hit lines and their followers, numbering them from ``base_line``."""
     counted_to, line_no, next_free = 0, base_line, 0
@@ -89,12 +98,15 @@ def scan_range(
     *,
     edge_needles: Sequence[bytes] = (),
     size: int | None = None,
+    everything: bool = False,
 ) -> ScanResult:
     """Scan the lines starting in ``[start, end)`` of a seekable or sequential stream.
 
     ``edge_needles`` are searched only within :data:`EDGE` bytes of either end of a stream of
     known ``size`` (everywhere when the size is unknown): leader-election lines sit at the start
     and end of a container's log, and skipping the middle halves the cost of finding them.
+    With ``everything`` every line is a candidate: what a needle cannot find, such as a line a
+    terminal hard-wrapped with the name cut in two, still reaches the parser.
     """
     result = ScanResult()
     if start:
@@ -107,7 +119,8 @@ def scan_range(
     line_base, offset = 1, start
     for data, cut in reader.chunks():
         wanted = _needles_at(needles, edge_needles, offset, offset + cut, size)
-        _collect(data, cut, _hits_in(data, cut, wanted), line_base, result)
+        starts = _every_start(data, cut) if everything else _hits_in(data, cut, wanted)
+        _collect(data, cut, starts, line_base, result)
         newlines = data.count(b"\n", 0, cut)
         line_base += newlines
         result.lines += newlines + (0 if data[cut - 1] == 10 else 1)

@@ -57,7 +57,21 @@ def _started_without_lead(facts: Facts, index: int) -> int | None:
         for j in facts.by_message(*STARTS)
         if attempt < j < index and facts.rows[j].source == source
     ]
-    return None if led else attempt
+    if led or _mixed(facts, source, attempt):
+        return None
+    return attempt
+
+
+def _mixed(facts: Facts, source: str, attempt: int) -> bool:
+    """Whether the source led before ``attempt`` without losing the lease in between: one
+    container attempts once, at start, and after acquiring stops only by losing and exiting
+    (application.go:1171), so such an attempt is another container's line in the same stream
+    (logs of several pods concatenated on stdin), and leadership cannot be told apart."""
+    led = [j for j in facts.by_message(*STARTS) if j < attempt and facts.rows[j].source == source]
+    if not led:
+        return False
+    lost = facts.by_message("leader.lost", "leader.renew-failed")
+    return not any(led[-1] < j < attempt and facts.rows[j].source == source for j in lost)
 
 
 def no_split_brain(facts: Facts) -> Iterator[Finding]:

@@ -18,6 +18,9 @@ from kvtrace.evidence import LogStream
 from parsers.scan import ScanResult, scan_range
 
 PARALLEL_MIN = 64 << 20
+# Plain files up to this size are parsed whole: pasted excerpts, where a terminal may have
+# hard-wrapped a JSON line and cut the VM's name in two, cost little to read line by line.
+WHOLE_MAX = 4 << 20
 
 
 @dataclass
@@ -99,6 +102,9 @@ def _combine(stream: LogStream, parts: list[ScanResult]) -> StreamScan:
 
 def _scan_sequential(stream: LogStream, needles: Needles) -> StreamScan:
     size = stream.path.stat().st_size if stream.path else None
+    whole = size is not None and size <= WHOLE_MAX
     with stream.open() as handle:
-        result = scan_range(handle, needles.everywhere, edge_needles=needles.edges, size=size)
+        result = scan_range(
+            handle, needles.everywhere, edge_needles=needles.edges, size=size, everything=whole
+        )
     return StreamScan(stream, result.hits, result.lines, result.bytes_read)
