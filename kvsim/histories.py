@@ -164,15 +164,22 @@ def legitimate(seed: int, vm_count: int | None = None, minutes: int | None = Non
 
 # --- faults ----------------------------------------------------------------------------------
 def with_fault(seed: int, fault: str) -> History:
-    """A legitimate history of one Always VM plus ``fault``."""
+    """``fault`` done to VM ``vm-0`` (an Always VM, unless the fault needs another strategy)
+    among up to two VMs living a random legitimate life. The code faults apply to ``vm-0``
+    only; a replica that runs without the lease, or stalls, acts on every VM."""
     rng = random.Random(f"{seed}/{fault}")
     cluster = Cluster(f"fault-{fault}-{seed}", T0, replicas_count=2)
     name = "vm-0"
     start = T0 + rng.randint(30, 90) * SECOND
     FAULT_SETUP[fault](cluster, rng, name, start)
-    cluster.inject(fault)
+    for replica in cluster.replicas:
+        replica.faults.names = [name]
     capture_at = start + rng.randint(8, 15) * 60 * SECOND
-    return History(seed, cluster, capture_at, (name,))
+    others = tuple(f"vm-{i}" for i in range(1, 1 + rng.randint(0, 2)))
+    for other in others:
+        _vm_actions(cluster, rng, other, T0 + rng.randint(30, 120) * SECOND, capture_at)
+    cluster.inject(fault)
+    return History(seed, cluster, capture_at, (name, *others))
 
 
 def _duplicate_create(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:

@@ -165,6 +165,7 @@ class VMController:
     # --- Execute / execute (vm.go:336-458) -------------------------------------------------
     def _execute_key(self, key: str) -> Process:
         err = yield from self._execute(key)
+        yield self.rt.rng.randint(15, 250)  # the reconcile's own work: no two end in one µs
         if err is not None:
             self.rt.log.kv(
                 self.rt.kernel.now,

@@ -259,7 +259,9 @@ SAMPLES = (
         "kvtrace",
         "`default/cache-node` (Always) at logVerbosity 4, with the fault that does not return "
         "after the stop: one reconcile deletes the Failed VMI and decides the next start.",
-        "KV-RC-01 violated (its reconcile boundaries, `Started processing vm`, decide)",
+        "KV-RC-01 violated (its reconcile boundaries, `Started processing vm`, decide); KV-SV-02 "
+        "too, a consequence: the stale cache's finalizer patch of the deleted VMI, sent by name, "
+        "lands on its successor",
         fault_delete_create,
     ),
     Sample(

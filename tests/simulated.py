@@ -1,22 +1,34 @@
 """Run kvtrace over histories from the simulator (kvsim): write the capture as a bundle, apply
-what happens to evidence on its way to an operator, and check every VM."""
+what happens to evidence on its way to an operator, and check every VM.
+
+Unit tests of the model tamper with one capture on purpose: a line lost, a foreign line written
+through kvsim's own writer (``ContainerLog.kv``, as the VM controller prints), or an object
+changed on its way to the operator. Each tamper returns a copy: the capture stays as it was."""
 
 from __future__ import annotations
 
 import copy
+import json
 import random
 import shutil
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from kvsim.apiserver import Obj
 from kvsim.bundle import write_bundle
 from kvsim.cluster import Capture
 from kvsim.histories import History
-from kvsim.logs import ContainerLog
+from kvsim.logs import ContainerLog, Line, LoggedObject
 from kvtrace.check.report import CheckReport, Selection
 from kvtrace.check.run import run_check
 from kvtrace.errors import NotFoundError
+from kvtrace.model.engine import Assessment, assess
+from kvtrace.sources.bundle import open_bundle
 from kvtrace.sources.opener import open_evidence
+from kvtrace.timeline.build import Timeline, build_timeline
 
 DAMAGE = ("none", "logs-only", "cut", "lost-lines", "given-twice", "cut-and-lost")
 
@@ -35,7 +47,9 @@ def capture_of(history: History) -> Capture:
     return history.capture()
 
 
-def damaged(capture: Capture, damage: str, rng: random.Random) -> tuple[Capture, list[ContainerLog]]:
+def damaged(
+    capture: Capture, damage: str, rng: random.Random
+) -> tuple[Capture, list[ContainerLog]]:
     """The capture with ``damage`` done to its logs, and logs given a second time."""
     changed = copy.copy(capture)
     changed.logs = [(copy.copy(log), instance) for log, instance in capture.logs]
@@ -101,3 +115,133 @@ def findings(report: CheckReport | None, rule: str) -> set[str]:
     if report is None:
         return set()
     return {v.status for vm in report.vms for v in vm.assessment.verdicts if v.rule == rule}
+
+
+# --- one VM, and captures tampered with on purpose --------------------------------------------
+def assessed(
+    capture: Capture, name: str, namespace: str = "default"
+) -> tuple[Timeline, Assessment]:
+    """The VM's timeline and the model's verdicts, read from the capture written as a bundle."""
+    with tempfile.TemporaryDirectory(prefix="kvtrace-test-") as tmp:
+        root = write_bundle(capture, Path(tmp) / "bundle")
+        with open_bundle(root) as evidence:
+            timeline = build_timeline(evidence, namespace, name)
+    return timeline, assess(timeline)
+
+
+def statuses(assessment: Assessment, rule: str, row: int | None = None) -> set[str]:
+    """The statuses ``rule`` gave (only the verdicts resting on ``row``, when given)."""
+    return {
+        v.status for v in assessment.verdicts if v.rule == rule and (row is None or row in v.rows)
+    }
+
+
+def violated_rules(assessment: Assessment) -> set[str]:
+    return {v.rule for v in assessment.verdicts if v.status == "violation"}
+
+
+@dataclass(frozen=True)
+class Logged:
+    """One line the VM controller printed with ``Object(vm)``: the log it is in, the line, and
+    its JSON fields."""
+
+    log: int  # index into Capture.logs
+    line: Line
+    fields: dict[str, Any]
+
+    @property
+    def msg(self) -> str:
+        return str(self.fields.get("msg", ""))
+
+    @property
+    def obj(self) -> LoggedObject:
+        f = self.fields
+        return LoggedObject(f.get("namespace", ""), f["name"], f["uid"], f.get("kind", ""))
+
+
+def vm_lines(capture: Capture, name: str, namespace: str = "default") -> list[Logged]:
+    """Every vm.go line logged with the VM ``namespace/name``, in time order."""
+    found = []
+    for index, (log, _) in enumerate(capture.logs):
+        for line in log.lines:
+            if not line.body.startswith("{"):
+                continue
+            fields = json.loads(line.body)
+            if (
+                str(fields.get("pos", "")).startswith("vm.go:")
+                and fields.get("name") == name
+                and fields.get("namespace", "") == namespace
+            ):
+                found.append(Logged(index, line, fields))
+    return sorted(found, key=lambda logged: logged.line.at)
+
+
+def first_line(capture: Capture, name: str, starts: str, namespace: str = "default") -> Logged:
+    """The first line about the VM whose msg starts with ``starts``."""
+    found = [line for line in vm_lines(capture, name, namespace) if line.msg.startswith(starts)]
+    assert found, f"no line about {namespace}/{name} starts with {starts!r}"
+    return found[0]
+
+
+def copied(capture: Capture) -> Capture:
+    """A copy whose objects and log lines can be changed without touching ``capture``."""
+    changed = copy.copy(capture)
+    changed.objects = copy.deepcopy(capture.objects)
+    changed.logs = [(copy.copy(log), instance) for log, instance in capture.logs]
+    for log, _ in changed.logs:
+        log.lines = list(log.lines)
+    return changed
+
+
+def with_vm_line(
+    capture: Capture,
+    beside: Logged,
+    msg: str,
+    pos: str,
+    *,
+    after_us: int = 1,
+    level: str = "info",
+    reason: str | None = None,
+    log: int | None = None,
+) -> Capture:
+    """A foreign line, ``after_us`` after ``beside``, written as the VM controller writes its
+    lines about the same VM, into ``beside``'s log or log ``log``."""
+    changed = copied(capture)
+    target = changed.logs[beside.log if log is None else log][0]
+    target.kv(beside.line.at + after_us, level, msg, pos, beside.obj, reason)
+    return changed
+
+
+def without_lines(capture: Capture, lost: Callable[[Line], bool]) -> Capture:
+    """The capture with the lines ``lost`` picks gone from every log."""
+    changed = copied(capture)
+    for log, _ in changed.logs:
+        log.lines = [line for line in log.lines if not lost(line)]
+    return changed
+
+
+def without_objects(capture: Capture, kind: str) -> Capture:
+    """The capture with no ``kind`` object, as a collector that did not read them."""
+    changed = copied(capture)
+    changed.objects[kind] = []
+    return changed
+
+
+def with_object(
+    capture: Capture,
+    kind: str,
+    name: str,
+    change: Callable[[Obj], None],
+    namespace: str = "default",
+) -> Capture:
+    """The capture with ``change`` applied to its ``kind`` object ``namespace/name``."""
+    changed = copied(capture)
+    matching = [
+        obj
+        for obj in changed.objects[kind]
+        if obj["metadata"]["name"] == name and obj["metadata"].get("namespace", "") == namespace
+    ]
+    assert matching, f"no {kind} {namespace}/{name} in the capture"
+    for obj in matching:
+        change(obj)
+    return changed

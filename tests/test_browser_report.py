@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from kvtrace.cli import run
+from kvtrace.sources.bundle import open_bundle
+from kvtrace.timeline.build import build_timeline
 from tests.conftest import SAMPLES
 from tests.test_render_html import _evil_page
 
@@ -95,7 +97,21 @@ def test_report_loads_and_shows_the_violation(tmp_path, fault_report, artifacts)
     marks = re.findall(
         r'<g class="mark [^"]*status-violation[^"]*" data-row="(\d+)" data-rules="([^"]*)"', dom
     )
-    assert sorted(marks) == [("17", "KV-RC-01"), ("9", "KV-RC-01")]
+    with open_bundle(FAULT) as evidence:
+        timeline = build_timeline(evidence, "default", "cache-node")
+    first = timeline.incarnations[0]
+    deleted = next(
+        i
+        for i, r in enumerate(timeline.rows)
+        if r.message_id == "vm.deleted" and r.incarnation == first
+    )
+    successor = next(i for i, r in enumerate(timeline.rows) if r.what == "VMI created")
+    # 1-based rows: the delete, the start decided with it, the successor missing its finalizer
+    assert set(marks) == {
+        (str(deleted + 1), "KV-RC-01"),
+        (str(deleted + 2), "KV-RC-01"),
+        (str(successor + 1), "KV-SV-02"),
+    }
     assert len(re.findall(r'<g class="span kind-phase', dom)) == 4
     assert dom.count('class="flow"') == 2
     screenshot(tmp_path, fault_report.as_uri(), artifacts / "timeline-cache-node.png")

@@ -160,11 +160,8 @@ def test_interleaved_actions_of_two_replicas_overlap_and_turns_do_not():
     turns = [action(5, "a"), action(10, "a"), action(40, "b")]
     assert action_overlaps(turns, epochs) == []
     (overlap,) = action_overlaps([*turns, action(25, "b"), action(29, "a")], epochs)
-    # a's lone action at 29 s falls inside b's window 25–40 s; b's rows around it are shown
-    assert overlap.replicas == ("a", "b") and (overlap.start, overlap.end) == (at(29), at(29))
-    assert [(x.replica, x.at) for x in overlap.actions] == [
-        ("b", at(25)),
-        ("a", at(29)),
-        ("b", at(40)),
-    ]
-    assert overlap.leading == {"a": True, "b": True}
+    # b acquired the lease from a at 20 s; a's action at 29 s is a deposed leader's: the
+    # overlap runs from b's acquisition to a's last action, with both replicas' actions in it
+    assert overlap.replicas == ("a", "b") and (overlap.start, overlap.end) == (at(20), at(29))
+    assert [(x.replica, x.at) for x in overlap.actions] == [("b", at(25)), ("a", at(29))]
+    assert overlap.leading == {"a": False, "b": True}

@@ -18,7 +18,8 @@ import os
 import pytest
 
 from kvsim.histories import FAULTS, legitimate, with_fault
-from tests.simulated import DAMAGE, check, evidence_for, findings, violations
+from kvtrace.check.report import CheckReport
+from tests.simulated import DAMAGE, check, evidence_for, violations
 
 HISTORIES = int(os.environ.get("KVTRACE_HISTORIES", "160"))
 FIRST_SEED = int(os.environ.get("KVTRACE_FIRST_SEED", "0"))
@@ -52,11 +53,41 @@ def test_no_violation_on_any_legitimate_history(tmp_path):
     assert not failures, "\n".join(map(str, failures[:20]))
 
 
+def _statuses_of(report: CheckReport | None, rule: str, vm: str) -> set[str]:
+    if report is None:
+        return set()
+    return {
+        v.status
+        for checked in report.vms
+        if f"{checked.key[0]}/{checked.key[1]}" == vm
+        for v in checked.assessment.verdicts
+        if v.rule == rule
+    }
+
+
+# Faults of a replica, not of one VM: two controllers acting at once break other rules on every
+# VM they touch (double deletes, colliding creates), and that is the truth of it.
+REPLICA_WIDE = {"non-leader-action", "split-brain"}
+FAULT_SEEDS = max(3, HISTORIES // 40)
+
+
 @pytest.mark.parametrize("fault", FAULTS)
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_an_injected_fault_trips_its_rule(tmp_path, fault, seed):
+def test_an_injected_fault_trips_its_rule(tmp_path, fault):
     rule, strength = EXPECTED[fault]
-    report = check(evidence_for(with_fault(seed, fault), tmp_path / "bundle", "none", seed))
-    statuses = findings(report, rule)
     wanted = {"violation"} if strength == "violation" else {"violation", "unverifiable"}
-    assert statuses & wanted, f"{fault}: {rule} gave {statuses or 'nothing'}"
+    missed, stray = [], []
+    for seed in range(FIRST_SEED + 1, FIRST_SEED + 1 + FAULT_SEEDS):
+        history = with_fault(seed, fault)
+        report = check(evidence_for(history, tmp_path / "bundle", "none", seed))
+        if not _statuses_of(report, rule, "default/vm-0") & wanted:
+            missed.append((seed, _statuses_of(report, rule, "default/vm-0")))
+        # the stale finalizer patch of the deleted VMI lands on its successor (KV-SV-02)
+        allowed = {rule, *(("KV-SV-02",) if fault.startswith("delete-create") else ())}
+        stray += [
+            (seed, *v)
+            for v in violations(report)
+            if fault not in REPLICA_WIDE and not (v[0] == "default/vm-0" and v[1] in allowed)
+        ]
+    print(f"\n{fault}: {FAULT_SEEDS} histories with the fault, {len(missed)} missed it")
+    assert not missed, f"{fault}: {rule} not {strength}: {missed}"
+    assert not stray, f"{fault}: violations besides the fault's: {stray[:5]}"

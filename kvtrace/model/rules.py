@@ -37,6 +37,7 @@ RULES: tuple[Rule, ...] = (
             "vm.go:1167",
         ),
         rs.decision_text,
+        by_construction=True,
     ),
     Rule(
         "KV-RS-02",
@@ -44,6 +45,7 @@ RULES: tuple[Rule, ...] = (
         "Always and RerunOnFailure stop a VMI only when it is final or a stop/restart was requested.",
         ("vm.go:979-1016", "vm.go:1041-1066"),
         rs.stop_needs_final_or_request,
+        by_construction=True,
     ),
     Rule(
         "KV-RS-03",
@@ -65,6 +67,7 @@ RULES: tuple[Rule, ...] = (
         "Halted only stops: a start request first turns the VM into Always, so no VMI is created under Halted.",
         ("vm.go:1115-1139",),
         rs.halted_never_creates,
+        by_construction=True,
     ),
     Rule(
         "KV-RC-01",
@@ -72,6 +75,7 @@ RULES: tuple[Rule, ...] = (
         "The delete of a VMI and the create of its successor never happen in the same reconcile.",
         ("vm.go:1016", "vm.go:1065", "vm.go:1100", "vm.go:3225"),
         rc.delete_and_create_apart,
+        by_construction=True,
     ),
     Rule(
         "KV-RC-02",
@@ -79,6 +83,7 @@ RULES: tuple[Rule, ...] = (
         "A VMI create or delete is decided by a run-strategy line in the same reconcile; decision lines repeat while a VMI terminates and are not deletes.",
         ("vm.go:1005", "vm.go:1341", "vm.go:1658-1688", "vm.go:3236-3249"),
         rc.api_call_follows_decision,
+        by_construction=True,
     ),
     Rule(
         "KV-RC-03",

@@ -53,8 +53,9 @@ def delete_and_create_apart(facts: Facts) -> Iterator[Finding]:
             )
         elif facts.verbose(row.source):
             yield violated(
-                "the VMI was deleted and its successor decided in one reconcile: no reconcile "
-                "boundary between them at verbosity 4",
+                "the VMI was deleted and its successor decided in one reconcile (no reconcile "
+                "boundary between them at verbosity 4); v1.9.0's stop branches return before "
+                "any start, so the binary is not the release's code, or the lines are foreign",
                 deleted,
                 start,
             )

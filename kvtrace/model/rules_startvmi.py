@@ -156,20 +156,47 @@ def firmware_uuid(facts: Facts) -> Iterator[Finding]:
         yield unverifiable("no VM object: the template's firmware UUID is unknown")
         return
     yield from _missing_vmis(facts)
-    template = _firmware(vm.body.get("spec", {}).get("template", {}).get("spec", {}))
     for inc in _vmis(facts):
         assert inc.vmi is not None
+        rows = _row_of(facts, inc)
         if not isinstance((inc.vmi.body.get("spec") or {}).get("domain"), dict):
             yield unverifiable("the VMI object has no spec.domain: its firmware UUID is unknown")
             continue
+        started_from = _template_at_start(facts, inc)
+        if started_from is None:
+            yield unverifiable(
+                "the VM changed after this VMI started (metadata.generation past its "
+                f"{GENERATION}) and the start revision is not in the evidence: the template "
+                "it was started from is unknown",
+                *rows,
+            )
+            continue
         actual = _firmware(inc.vmi.body.get("spec", {}))
+        template = _firmware(started_from)
         expected = template or legacy_firmware_uuid(vm.name)
         source = "the VM template" if template else "the legacy uuid5 of the VM name"
-        rows = _row_of(facts, inc)
         if actual == expected:
             yield explained(f"firmware UUID {actual} comes from {source}", *rows)
         else:
             yield violated(f"firmware UUID {actual} differs from {source} ({expected})", *rows)
+
+
+def _template_at_start(facts: Facts, inc: Incarnation) -> dict[str, Any] | None:
+    """The template spec the VMI was made from (vm.go:1933-1948 copies the UUID only then): the
+    VM's own while its generation is still the VMI's ``kubevirt.io/vm-generation``, else the
+    start revision's copy of the VM spec (vm.go:1840-1866)."""
+    assert facts.vm is not None and inc.vmi is not None
+    spec = facts.vm.body.get("spec") or {}
+    annotation = ((inc.vmi.body.get("metadata") or {}).get("annotations") or {}).get(GENERATION)
+    generation = (facts.vm.body.get("metadata") or {}).get("generation")
+    if annotation is not None and str(annotation) == str(generation):
+        return dict((spec.get("template") or {}).get("spec") or {})
+    named = str(inc.status.get("virtualMachineRevisionName") or "")
+    for revision in facts.timeline.scope.revisions:
+        if revision.name == named:
+            stored = ((revision.body.get("data") or {}).get("spec") or {}).get("template") or {}
+            return dict(stored.get("spec") or {})
+    return None
 
 
 def _firmware(spec: Any) -> str | None:

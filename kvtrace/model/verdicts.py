@@ -62,6 +62,10 @@ class Rule:
     sentence: str
     positions: tuple[str, ...]
     check: Check
+    # True when v1.9.0's code guarantees the behaviour by its shape (the printed strategy is the
+    # switch variable, stops are gated, no branch starts after a stop): then only a lost,
+    # duplicated or foreign line, or a binary that is not the release's code, can break it.
+    by_construction: bool = False
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from kvtrace.model.rules import ENCODED_VERSION, RULES
+from kvtrace.model.verdicts import Rule
 
-HEADERS = ["RULE", "SEVERITY", "POSITIONS", "WHAT THE CONTROLLER DOES"]
+HEADERS = ["RULE", "SEVERITY", "KIND", "POSITIONS", "WHAT THE CONTROLLER DOES"]
+BY_CONSTRUCTION = "by construction"
+BEHAVIOUR = "behaviour"
+
+
+def kind_of(rule: Rule) -> str:
+    """``by construction``: the code's shape guarantees it, so a finding means lost, duplicated
+    or foreign lines or a binary that is not the release's; ``behaviour``: what the code does at
+    run time, which evidence can show broken."""
+    return BY_CONSTRUCTION if rule.by_construction else BEHAVIOUR
 
 
 def rule_rows() -> list[list[str]]:
-    return [[r.id, r.severity, ", ".join(r.positions), r.sentence] for r in RULES]
+    return [[r.id, r.severity, kind_of(r), ", ".join(r.positions), r.sentence] for r in RULES]
 
 
 def rules_document(_: object = None) -> dict[str, Any]:
@@ -22,6 +32,7 @@ def rules_document(_: object = None) -> dict[str, Any]:
             {
                 "id": r.id,
                 "severity": r.severity,
+                "kind": kind_of(r),
                 "sentence": r.sentence,
                 "positions": list(r.positions),
             }
@@ -33,10 +44,10 @@ def rules_document(_: object = None) -> dict[str, Any]:
 def rules_markdown() -> str:
     """The Markdown table embedded in docs/model.md between the ``rules`` markers."""
     lines = [
-        "| rule | severity | what the controller does | source (v1.9.0) |",
-        "|---|---|---|---|",
+        "| rule | severity | kind | what the controller does | source (v1.9.0) |",
+        "|---|---|---|---|---|",
     ]
     for r in RULES:
         positions = ", ".join(f"`{p}`" for p in r.positions)
-        lines.append(f"| {r.id} | {r.severity} | {r.sentence} | {positions} |")
+        lines.append(f"| {r.id} | {r.severity} | {kind_of(r)} | {r.sentence} | {positions} |")
     return "\n".join(lines) + "\n"

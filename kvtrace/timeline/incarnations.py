@@ -13,11 +13,11 @@ earliest rows are about.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from kvtrace.evidence import KubeObject
+from kvtrace.timeline.object_rows import DELETED_VMI
 from kvtrace.timeline.rows import TimelineRow
 from kvtrace.timeline.vmscope import VMScope
 from parsers.timestamps import parse_time
@@ -25,7 +25,6 @@ from parsers.timestamps import parse_time
 CONTEXT_CATEGORIES = {"leader"}
 # Start decisions belong to the VMI they are about to create.
 STARTING = {"vm.start", "vm.start-request", "vm.start-receiver"}
-_DELETED_VMI = re.compile(r"deleting the virtual machine instance (?P<uid>\S+)$")
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 CREATE_WINDOW = timedelta(seconds=2)  # creationTimestamp (1 s, truncated) → the 1341 line
 START_WINDOW = timedelta(seconds=60)  # a start decision → its create (slow webhooks, retries)
@@ -63,7 +62,7 @@ def _delete_anchors(scope: VMScope) -> dict[str, datetime]:
     anchors: dict[str, datetime] = {}
     for event in scope.events:
         involved = event.body.get("involvedObject") or {}
-        found = _DELETED_VMI.search(str(event.body.get("message", "")))
+        found = DELETED_VMI.search(str(event.body.get("message", "")))
         at = event_instant(event)
         if involved.get("kind") == "VirtualMachine" and found and at:
             anchors.setdefault(found.group("uid"), at)

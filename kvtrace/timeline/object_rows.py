@@ -8,10 +8,11 @@ changes add none), so a missing phase row is missing evidence, not a missing pha
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from kvtrace.evidence import KubeObject
+from kvtrace.evidence import VM, KubeObject
 from kvtrace.timeline.rows import Provenance, TimelineRow
 from kvtrace.timeline.vmscope import START_REVISION, VMScope
 from parsers.timestamps import parse_time
@@ -42,6 +43,7 @@ def _meta(obj: KubeObject) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+DELETED_VMI = re.compile(r"deleting the virtual machine instance (?P<uid>\S+)$")
 LIFECYCLE = (("creationTimestamp", "created"), ("deletionTimestamp", "deletion requested"))
 
 
@@ -158,6 +160,9 @@ def _event_rows(event: KubeObject, scope: VMScope) -> Iterator[TimelineRow]:
     suffix = f" (x{count})" if isinstance(count, int) and count > 1 else ""
     kind = str(involved.get("kind", "?"))
     incarnation = involved.get("uid") if kind == "VirtualMachineInstance" else None
+    deleted = DELETED_VMI.search(str(body.get("message", ""))) if kind == VM else None
+    if deleted:  # the VM's SuccessfulDelete names the VMI it deleted (vm.go:1684)
+        incarnation = deleted.group("uid")
     yield TimelineRow(
         parse_time(text),
         "event",
