@@ -100,7 +100,9 @@ class VMController:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.queue = WorkQueue(rt.kernel)
-        self.expectations = Expectations()
+        started = rt.log.lines[0].at if rt.log.lines else rt.kernel.now
+        self.expectations = Expectations(self._say_v4, started)
+        self.data_volume_expectations = Expectations(self._say_v4, started)  # never set here
         rt.informers.on(VM, self._vm_event)
         rt.informers.on(VMI, self._vmi_event)
 
@@ -234,14 +236,25 @@ class VMController:
         result = yield from self.rt.api.call(self.rt.host, kind, verb, operation)
         return result
 
+    def _say_v4(self, msg: str, pos: str) -> None:
+        if self.rt.verbosity >= 4:
+            self.rt.log.kv(self.rt.kernel.now, "info", msg, pos)
+
+    def _satisfied_expectations(self, key: str) -> bool:
+        """satisfiedExpectations (vm.go:330-332): the VMI expectations, then (only when those
+        are met) the DataVolume ones."""
+        now = self.rt.kernel.now
+        return self.expectations.satisfied(key, now) and self.data_volume_expectations.satisfied(
+            key, now
+        )
+
     def _log_vm(self, level: str, msg: str, vm: Obj, pos: str, reason: object = None) -> None:
         text = None if reason is None else str(reason)
         self.rt.log.kv(self.rt.kernel.now, level, msg, pos, logged(vm), text)
 
     # --- sync (vm.go:3215-3308) ------------------------------------------------------------
     def _sync(self, vm: Obj, vmi: Obj | None, key: str) -> Step:
-        rt = self.rt
-        if not self.expectations.satisfied(key, rt.kernel.now):
+        if not self._satisfied_expectations(key):
             return vm, vmi, None, None
         if vmi is not None:
             self._last_revision_warning(vm)
@@ -264,6 +277,8 @@ class VMController:
         except ApiError as exc:
             return vm, vmi, None, str(exc)
         vm, sync_err = yield from self._sync_run_strategy(vm, vmi, run_strategy(vm))
+        if sync_err is None:
+            self._satisfied_expectations(key)  # checked again after startStop (vm.go:3305-3310)
         return vm, vmi, sync_err, None
 
     def _last_revision_warning(self, vm: Obj) -> None:
@@ -722,7 +737,7 @@ class VMController:
     def _printable_status(self, vm: Obj, vmi: Obj | None) -> str:
         """setPrintableStatus (vm.go:2526-2546), for the states these VMs reach."""
         key = key_of(vm)
-        create_expected = not self.expectations.satisfied(key, self.rt.kernel.now)
+        create_expected = self.expectations.pending(key, self.rt.kernel.now)
         if vm["metadata"].get("deletionTimestamp"):
             return "Terminating"
         if vmi is not None and not is_final(vmi):

@@ -131,13 +131,13 @@ def test_check_page_loads_every_timeline(tmp_path, artifacts):
     screenshot(tmp_path, page.as_uri(), artifacts / "check-fault-non-leader-action.png")
 
 
-def test_evidence_named_script_stays_text_in_the_browser(tmp_path):
+def test_markup_in_the_evidence_stays_text_in_the_browser(tmp_path):
     page = tmp_path / "evil.html"
-    page.write_text(_evil_page()[0], encoding="utf-8")
+    page.write_text(_evil_page(), encoding="utf-8")
     dom, log = dump_dom(tmp_path, page)
     assert_loaded_cleanly(dom, log)
     assert len(re.findall(r"<script\b", dom)) == 3  # the page's own; none from evidence
-    assert "<img" not in dom  # the message's <img onerror> stayed text
-    assert '<h1 class="title">default/&lt;script&gt;alert(1)&lt;/script&gt;</h1>' in dom
-    # and the message reached the table as text
+    assert "<img" not in dom  # the denial's <img onerror> stayed text
+    # and the webhook's denial reached the table as text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
     assert "&lt;/script&gt;&lt;!-- &lt;img src=x onerror=alert(2)&gt;" in dom

@@ -29,13 +29,14 @@ e. split brain in leader history, check -A and timeline: test_split_brain_everyw
 - elsewhere: an unreadable --since, tests/test_cli_timeline.py::test_bad_since_is_a_usage_error;
   the window narrowing rows, tests/test_cli_timeline.py::test_since_and_until_restrict_the_window;
   leader history's exit code on the split-brain sample, tests/test_leader_samples.py.
-- not covered, the simulator cannot produce the evidence: DataVolumes and migrations (kvsim
-  models neither, so no line names one), and the expectations lines (expectations.go,
-  verbosity 4), which kvsim's VM controller does not print.
+- a DataVolume or a migration is not a VM: test_a_datavolume_or_a_migration_is_not_a_vm (kvsim
+  models neither, so their default-verbosity lines are written through kvsim's writer as
+  v1.9.0 prints them); the expectations lines at verbosity 4: test_expectations_lines_reach_the_vm
 """
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import shutil
@@ -49,7 +50,7 @@ from kvsim.bundle import write_bundle
 from kvsim.cluster import Capture, Cluster
 from kvsim.histories import WEBHOOK_DENIED
 from kvsim.kernel import MS, SECOND
-from kvsim.logs import ContainerLog
+from kvsim.logs import ContainerLog, LoggedObject
 from kvsim.nodes import Fate
 from kvtrace.check.report import CheckReport, Selection, VMCheck
 from kvtrace.check.run import run_check
@@ -581,3 +582,73 @@ def test_timeline_of_a_hard_wrapped_paste(capsys, tmp_path):
 
     assert len(shown(plain)) > 20
     assert shown(wrapped) == shown(plain)
+
+
+# --- what a VM is, and lines that must reach it ------------------------------------------------
+def _with_other_objects_lines(capture: Capture, vm: str) -> Capture:
+    """The leader's log with the lines other objects get at default verbosity: the VM
+    controller's DataVolume add handler (vm.go:2175, 2182) and the migration controller waiting
+    to schedule a target pod (migration.go:1355), written through kvsim's writer as v1.9.0 prints
+    them, each logged with its own object (log.go:238-255)."""
+    changed = copy.copy(capture)
+    changed.logs = [(copy.copy(log), instance) for log, instance in capture.logs]
+    log = log_of(changed, vm)
+    log.lines = list(log.lines)
+    at = log.lines[-1].at + 1_000
+    disk = LoggedObject(
+        "default", f"{vm}-rootdisk", "5b0f0b2e-1c1a-4e2d-9c6a-0d2f6e7b8a91", "DataVolume"
+    )
+    log.kv(at, "info", "Looking for DataVolume Ref", "vm.go:2175", disk)
+    log.kv(
+        at + 40, "info", f"DataVolume created because {vm}-rootdisk was added.", "vm.go:2182", disk
+    )
+    move = LoggedObject(
+        "default",
+        f"{vm}-migration-x7k2q",
+        "1d6a1e0c-7a51-4b7e-8f55-3c2b1a0d9e8f",
+        "VirtualMachineInstanceMigration",
+    )
+    log.kv(
+        at + 900,
+        "info",
+        "Waiting to schedule target pod for migration because there are already multiple pods "
+        f"running for vmi default/{vm}",
+        "migration.go:1355",
+        move,
+    )
+    return changed
+
+
+def test_a_datavolume_or_a_migration_is_not_a_vm(capsys, tmp_path):
+    cluster = Cluster("what-a-vm-is", T0)
+    cluster.create_vm(T0 + 30 * SECOND, "db")
+    root = bundle(_with_other_objects_lines(cluster.capture(T0 + 2 * MINUTE), "db"), tmp_path / "b")
+    logs = [str(p) for p in sorted(root.rglob("*.log"))]
+    for evidence in (["--bundle", str(root)], [a for p in logs for a in ("--log", p)]):
+        code, out, err = kvtrace(capsys, "check", "-A", *evidence, "-o", "json")
+        assert code == 0, err
+        assert [i["name"] for i in json.loads(out)["items"]] == ["db"]
+        for other in ("db-rootdisk", "db-migration-x7k2q"):
+            code, _, err = kvtrace(capsys, "timeline", f"default/{other}", *evidence)
+            assert code == 1 and f"no VirtualMachine default/{other}" in err
+
+
+def test_expectations_lines_reach_the_vm(tmp_path):
+    """At logVerbosity 4 the VM controller's expectations print the VM key
+    (expectations.go:123-344): set on each create and delete, met when the informer sees it."""
+    cluster = Cluster("expectations", T0)
+    cluster.fates[("web", 0)] = Fate("crash", 40 * SECOND)
+    cluster.create_vm(T0 + 30 * SECOND, "web")
+    for replica in cluster.replicas:
+        replica.verbosity = 4
+    root = bundle(cluster.capture(T0 + 3 * MINUTE), tmp_path / "b")
+    for logs_only in (False, True):
+        logs = sorted(root.rglob("*.log")) if logs_only else []
+        vm = vm_of(report_of(None if logs_only else root, logs), "web")
+        seen = {r.message_id for r in rows(vm) if r.pos and r.pos.startswith("expectations.go")}
+        assert {
+            "vm.expectations-unrecorded",
+            "vm.expectations-state",
+            "vm.expectations-deletions",
+        } <= seen
+        assert not [v for v in vm.assessment.verdicts if v.status == "violation"]
