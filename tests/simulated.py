@@ -21,7 +21,7 @@ from kvsim.apiserver import Obj
 from kvsim.bundle import write_bundle
 from kvsim.cluster import Capture
 from kvsim.histories import History
-from kvsim.logs import ContainerLog, Line, LoggedObject
+from kvsim.logs import Line, LoggedObject
 from kvtrace.check.report import CheckReport, Selection
 from kvtrace.check.run import run_check
 from kvtrace.errors import NotFoundError
@@ -47,13 +47,13 @@ def capture_of(history: History) -> Capture:
     return history.capture()
 
 
-def damaged(
-    capture: Capture, damage: str, rng: random.Random
-) -> tuple[Capture, list[ContainerLog]]:
-    """The capture with ``damage`` done to its logs, and logs given a second time."""
+def damaged(capture: Capture, damage: str, rng: random.Random) -> tuple[Capture, list[str]]:
+    """The capture with ``damage`` done to its logs, and the texts of logs given a second time:
+    the tail of a file from a random line on, as a later snapshot of the same pod holds it (the
+    kubelet's prefixes included), or as ``kubectl logs`` without ``--timestamps`` prints it."""
     changed = copy.copy(capture)
     changed.logs = [(copy.copy(log), instance) for log, instance in capture.logs]
-    extra: list[ContainerLog] = []
+    extra: list[str] = []
     for log, _ in changed.logs:
         log.lines = list(log.lines)
         if damage in ("cut", "cut-and-lost") and log.lines:
@@ -63,11 +63,9 @@ def damaged(
             rate = rng.uniform(0.01, 0.08)
             log.lines = [line for line in log.lines if rng.random() >= rate]
         if damage == "given-twice" and log.lines:
-            copy_of = copy.copy(log)
-            start = rng.randrange(len(log.lines))
-            copy_of.lines = log.lines[start:]
-            copy_of.seed = f"{log.seed}/again"
-            extra.append(copy_of)
+            text = log.render() if rng.random() < 0.5 else log.bodies()
+            lines = text.splitlines(keepends=True)
+            extra.append("".join(lines[rng.randrange(len(lines)) :]))
     return changed, extra
 
 
@@ -77,9 +75,9 @@ def evidence_for(history: History, root: Path, damage: str, seed: int) -> Eviden
     capture, extra = damaged(capture_of(history), damage, random.Random(f"{seed}/{damage}"))
     write_bundle(capture, root)
     logs: list[str] = []
-    for index, log in enumerate(extra):
+    for index, text in enumerate(extra):
         path = root.parent / f"{root.name}-again-{index}.log"
-        path.write_text(log.render(), encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
         logs.append(str(path))
     if damage == "logs-only":
         return Evidence(root, sorted(str(p) for p in root.rglob("*.log")), False, damage)
