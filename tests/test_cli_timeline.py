@@ -18,6 +18,7 @@ import yaml
 
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
+from tests.sample_names import ALWAYS_RESTART_STORY
 
 BUNDLE = str(SAMPLES / "always-restart")
 LOGS = sorted((SAMPLES / "always-restart" / "logs").rglob("*.log"))
@@ -132,15 +133,7 @@ def test_plain_log_files_give_the_log_rows(capsys):
     assert code == 0
     told = [i["messageID"] for i in doc["items"] if i["category"] in ("decision", "api")]
     story = [m for k, m in enumerate(told) if k == 0 or told[k - 1] != m]  # repeats told once
-    assert story == [
-        "vm.start",
-        "vm.created",
-        "vm.stop",
-        "vm.deleted",
-        "vm.stop",
-        "vm.start",
-        "vm.created",
-    ]
+    assert story == ALWAYS_RESTART_STORY
     assert any("no objects" in n for n in doc["status"]["notes"])
 
 

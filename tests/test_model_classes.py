@@ -58,6 +58,7 @@ from kvtrace.model.verdicts import Verdict
 from kvtrace.sources.opener import open_evidence
 from kvtrace.timeline.rows import TimelineRow
 from tests.helpers import run_cli
+from tests.sample_names import sample_capture
 
 T0 = timefmt.from_iso("2026-12-08T14:00:00Z")
 MINUTE = 60 * SECOND
@@ -403,14 +404,7 @@ def test_excerpt_starting_at_a_create(capsys, tmp_path):
 def _split_brain() -> Capture:
     """leader_split_brain of sample-logs/make_samples.py: the leader stalls right after a start
     decision, past the lease; the standby takes over; the old leader resumes and acts."""
-    start = timefmt.from_iso("2026-12-11T14:20:30Z")
-    cluster = Cluster("leader-split-brain", start)
-    cluster.create_vm(start + 60 * SECOND, "api-1")
-    cluster.replicas[0].faults.stall_after_start_decision = 25 * SECOND
-    cluster.replicas[0].faults.names = ["api-2"]
-    cluster.create_vm(start + 5 * MINUTE, "api-2")
-    cluster.create_vm(start + 5 * MINUTE + 8 * SECOND, "api-3")
-    return cluster.capture(start + 9 * MINUTE)
+    return sample_capture("leader-split-brain")
 
 
 def _timeline(capsys, *args: str) -> dict:

@@ -13,6 +13,7 @@ from kvtrace.sources.bundle import open_bundle
 from kvtrace.timeline.build import build_timeline
 from kvtrace.timeline.rows import TimelineRow
 from tests.conftest import ROOT, SAMPLES, Golden
+from tests.sample_names import ALWAYS_RESTART_STORY
 
 
 def _sample_vms() -> list[tuple[str, str, str]]:
@@ -62,15 +63,7 @@ def _story(rows: list[TimelineRow]) -> list[str]:
 
 def test_always_restart_tells_the_incident():
     timeline = _timeline("always-restart", "default", "testvm")
-    assert _story(timeline.rows) == [
-        "vm.start",
-        "vm.created",
-        "vm.stop",
-        "vm.deleted",
-        "vm.stop",
-        "vm.start",
-        "vm.created",
-    ]
+    assert _story(timeline.rows) == ALWAYS_RESTART_STORY
     by_id = {r.message_id: r for r in reversed(timeline.rows) if r.origin == "log"}
     assert (by_id["vm.start"].pos, by_id["vm.created"].pos) == ("vm.go:1032", "vm.go:1341")
     assert (by_id["vm.stop"].pos, by_id["vm.deleted"].pos) == ("vm.go:1005", "vm.go:1685")
