@@ -25,7 +25,7 @@ from kvsim.informer import Informers
 from kvsim.kernel import Process
 from kvsim.runtime import Runtime
 from kvsim.vm_controller import Step, controller_ref
-from kvsim.workqueue import WorkQueue
+from kvsim.workqueue import WorkQueue, serve, settle
 
 PDB, VMI, POD = "PodDisruptionBudget", "VirtualMachineInstance", "Pod"
 THREADS = 3  # application.go: disruptionBudgetControllerThreads, defaultControllerThreads
@@ -64,25 +64,15 @@ class DisruptionBudgetController:
         yield rt.informers.synced
         yield self.pdbs.synced
         for _ in range(THREADS):
-            rt.kernel.spawn(rt.host, self._worker())
+            rt.kernel.spawn(rt.host, serve(self.queue, self._execute_key))
 
-    def _worker(self) -> Process:
-        """Execute (disruptionbudget.go:335-351)."""
-        while True:
-            key = yield from self.queue.get()
-            err = yield from self._execute(key)
-            if err is not None:
-                self.rt.log.kv(
-                    self.rt.kernel.now,
-                    "info",
-                    f"reenqueuing VirtualMachineInstance {key}",
-                    "disruptionbudget.go:344",
-                    reason=err,
-                )
-                self.queue.add_rate_limited(key)
-            else:
-                self.queue.forget(key)
-            self.queue.done(key)
+    def _execute_key(self, key: str) -> Process:
+        """Execute (disruptionbudget.go:335-351): its requeue prints the VMI controller's text."""
+        err = yield from self._execute(key)
+        if err is not None:
+            msg = f"reenqueuing VirtualMachineInstance {key}"
+            self.rt.log.kv(self.rt.kernel.now, "info", msg, "disruptionbudget.go:344", reason=err)
+        settle(self.queue, key, err)
 
     # --- event handlers --------------------------------------------------------------------
     def _vmi_event(self, old: Obj | None, new: Obj | None) -> None:

@@ -21,7 +21,7 @@ from kvsim.expectations import Expectations
 from kvsim.kernel import SECOND, Process
 from kvsim.logs import LoggedObject
 from kvsim.runtime import Runtime
-from kvsim.workqueue import WorkQueue
+from kvsim.workqueue import WorkQueue, serve, settle
 
 VM, VMI, CR = "VirtualMachine", "VirtualMachineInstance", "ControllerRevision"
 VM_FINALIZER = "kubevirt.io/virtualMachineControllerFinalize"  # types.go:1243
@@ -111,13 +111,7 @@ class VMController:
         rt = self.rt
         yield rt.informers.synced
         for _ in range(THREADS):
-            rt.kernel.spawn(rt.host, self._worker())
-
-    def _worker(self) -> Process:
-        while True:
-            key = yield from self.queue.get()
-            yield from self._execute_key(key)
-            self.queue.done(key)
+            rt.kernel.spawn(rt.host, serve(self.queue, self._execute_key))
 
     # --- event handlers (vm.go:1985-2134, 2284-2304) --------------------------------------
     def _vm_event(self, old: Obj | None, new: Obj | None) -> None:
@@ -169,19 +163,12 @@ class VMController:
         err = yield from self._execute(key)
         yield self.rt.rng.randint(15, 250)  # the reconcile's own work: no two end in one µs
         if err is not None:
-            self.rt.log.kv(
-                self.rt.kernel.now,
-                "info",
-                f"re-enqueuing VirtualMachine {key}",
-                "vm.go:348",
-                reason=err,
-            )
-            self.queue.add_rate_limited(key)
-        else:
-            if self.rt.verbosity >= 4:
-                msg = f"processed VirtualMachine {key}"
-                self.rt.log.kv(self.rt.kernel.now, "info", msg, "vm.go:351")
-            self.queue.forget(key)
+            msg = f"re-enqueuing VirtualMachine {key}"
+            self.rt.log.kv(self.rt.kernel.now, "info", msg, "vm.go:348", reason=err)
+        elif self.rt.verbosity >= 4:
+            msg = f"processed VirtualMachine {key}"
+            self.rt.log.kv(self.rt.kernel.now, "info", msg, "vm.go:351")
+        settle(self.queue, key, err)
 
     def _execute(self, key: str) -> Step:
         rt = self.rt

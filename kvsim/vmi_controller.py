@@ -24,7 +24,7 @@ from kvsim.apiserver import VMI_FINALIZER, ApiError, Obj, clone
 from kvsim.kernel import Process
 from kvsim.runtime import Runtime
 from kvsim.vm_controller import API_VERSION_ANNOTATIONS, VM, VM_FINALIZER, Step, controller_ref
-from kvsim.workqueue import WorkQueue
+from kvsim.workqueue import WorkQueue, serve, settle
 
 VMI, POD = "VirtualMachineInstance", "Pod"
 THREADS = 10  # application.go:1075
@@ -63,24 +63,15 @@ class VMIController:
         rt = self.rt
         yield rt.informers.synced
         for _ in range(THREADS):
-            rt.kernel.spawn(rt.host, self._worker())
+            rt.kernel.spawn(rt.host, serve(self.queue, self._execute_key))
 
-    def _worker(self) -> Process:
-        while True:
-            key = yield from self.queue.get()
-            err = yield from self._execute(key)
-            if err is not None:
-                self.rt.log.kv(
-                    self.rt.kernel.now,
-                    "info",
-                    f"reenqueuing VirtualMachineInstance {key}",
-                    "vmi.go:288",
-                    reason=err,
-                )
-                self.queue.add_rate_limited(key)
-            else:
-                self.queue.forget(key)
-            self.queue.done(key)
+    def _execute_key(self, key: str) -> Process:
+        """Execute (vmi.go:275-293)."""
+        err = yield from self._execute(key)
+        if err is not None:
+            msg = f"reenqueuing VirtualMachineInstance {key}"
+            self.rt.log.kv(self.rt.kernel.now, "info", msg, "vmi.go:288", reason=err)
+        settle(self.queue, key, err)
 
     def _vmi_event(self, old: Obj | None, new: Obj | None) -> None:
         obj = new or old

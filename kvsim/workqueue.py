@@ -13,6 +13,7 @@ vmi.go:83-86 at v1.9.0; util/workqueue in the vendored client-go v0.34.2).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 from kvsim.kernel import SECOND, Kernel, Process, Signal
 
@@ -106,3 +107,20 @@ class WorkQueue:
 
     def shutdown(self) -> None:
         self.shut = True
+
+
+def serve(queue: WorkQueue, execute: Callable[[str], Process]) -> Process:
+    """One worker: take a key, reconcile it, hand it back (processNextWorkItem's loop)."""
+    while True:
+        key = yield from queue.get()
+        yield from execute(key)
+        queue.done(key)
+
+
+def settle(queue: WorkQueue, key: str, err: str | None) -> None:
+    """After a reconcile: a failure is retried through the rate limiter, a success forgets
+    the key's failures (vm.go:336-355, vmi.go:275-293, disruptionbudget.go:335-351)."""
+    if err is None:
+        queue.forget(key)
+    else:
+        queue.add_rate_limited(key)
