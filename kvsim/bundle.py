@@ -4,8 +4,10 @@ the kubelet's ``--timestamps`` prefix."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +79,7 @@ def write_bundle(
     entries = []
     for log, instance in capture.logs:
         rel = f"logs/{log.namespace}/{log.pod}/{log.container}/{instance}.log"
-        _write(root / rel, log.render())
+        _write_lines(root / rel, log.rendered())
         entries.append(
             {
                 "namespace": log.namespace,
@@ -111,6 +113,15 @@ def write_bundle(
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+def _write_lines(path: Path, lines: Iterable[str]) -> None:
+    """Write a log in slices, never holding the whole text (a bench log is a GiB)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = iter(lines)
+    with open(path, "w", encoding="utf-8") as sink:
+        while batch := "".join(itertools.islice(lines, 20_000)):
+            sink.write(batch)
 
 
 def go_time(us: int, mono_ns: int) -> str:

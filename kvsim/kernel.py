@@ -12,6 +12,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 US = 1
@@ -31,9 +32,10 @@ class Host:
     generation: int = 0  # bumped on every kill, so stale wake-ups of dead processes are dropped
 
 
-@dataclass
+@dataclass(eq=False, slots=True)
 class Signal:
-    """A one-shot condition processes can wait on; ``fire`` wakes them all."""
+    """A one-shot condition processes can wait on; ``fire`` wakes them all. Compared by
+    identity: each is one condition."""
 
     fired: bool = False
     value: Any = None
@@ -57,46 +59,52 @@ class Kernel:
         self._seq = itertools.count()
 
     def at(self, when: int, action: Callable[[], None]) -> None:
-        heapq.heappush(self._heap, (max(when, self.now), next(self._seq), action))
+        now = self.now
+        heapq.heappush(self._heap, (when if when > now else now, next(self._seq), action))
 
     def after(self, delay: int, action: Callable[[], None]) -> None:
         self.at(self.now + max(0, delay), action)
 
     def spawn(self, host: Host, process: Process) -> None:
         """Start ``process`` on ``host`` now."""
-        generation = host.generation
-        self.after(0, lambda: self._step(host, generation, process, None))
+        self.after(0, partial(self._step, host, host.generation, process, None))
 
     def _step(self, host: Host, generation: int, process: Process, value: Any) -> None:
         if not host.alive or host.generation != generation:
             process.close()
             return
         if host.frozen_until > self.now:
-            self.at(host.frozen_until, lambda: self._step(host, generation, process, value))
+            self.at(host.frozen_until, partial(self._step, host, generation, process, value))
             return
         try:
             waited = process.send(value)
         except StopIteration:
+            return
+        if waited.__class__ is int:  # a sleep, by far the most common wait
+            wake = self.now + waited if waited > 0 else self.now
+            step: Callable[[], None] = partial(self._step, host, generation, process, None)
+            heapq.heappush(self._heap, (wake, next(self._seq), step))
             return
         self._park(host, generation, process, waited)
 
     def _park(self, host: Host, generation: int, process: Process, waited: Any) -> None:
         if isinstance(waited, Signal):
             if waited.fired:
-                self.after(0, lambda: self._step(host, generation, process, waited.value))
+                self.after(0, partial(self._step, host, generation, process, waited.value))
             else:
-                waited.waiters.append(
-                    lambda value: self.after(
-                        0, lambda: self._step(host, generation, process, value)
-                    )
-                )
+                waited.waiters.append(partial(self._wake, host, generation, process))
             return
-        self.after(int(waited), lambda: self._step(host, generation, process, None))
+        self.after(int(waited), partial(self._step, host, generation, process, None))
+
+    def _wake(self, host: Host, generation: int, process: Process, value: Any) -> None:
+        step: Callable[[], None] = partial(self._step, host, generation, process, value)
+        heapq.heappush(self._heap, (self.now, next(self._seq), step))
 
     def run(self, until: int) -> None:
         """Run every event up to ``until``; the clock then stands at ``until``."""
-        while self._heap and self._heap[0][0] <= until:
-            when, _, action = heapq.heappop(self._heap)
+        heap, pop = self._heap, heapq.heappop
+        while heap and heap[0][0] <= until:
+            when, _, action = pop(heap)
             self.now = when
             action()
         self.now = max(self.now, until)

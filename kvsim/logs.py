@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ from kvsim import timefmt
 COMPONENT = "virt-controller"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Line:
     at: int  # body time, µs
     body: str
@@ -45,8 +46,15 @@ class LoggedObject:
     kind: str = ""
 
 
+_GO_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _body_time(line: Line) -> int:
+    return line.at
+
+
 def go_json(fields: dict[str, Any]) -> str:
-    return json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _GO_JSON.encode(fields)
 
 
 @dataclass
@@ -103,18 +111,23 @@ class ContainerLog:
         head = f"{severity}{timefmt.klog_header(at)} {pid:7d} {fileline}] "
         self.lines.append(Line(at, head + msg, fileline))
 
-    def render(self) -> str:
-        """The file the kubelet keeps: each body behind its ``--timestamps`` prefix, taken a few
-        µs to ms after the body's own time and never going backwards."""
+    def rendered(self) -> Iterator[str]:
+        """The file the kubelet keeps, line by line: each body behind its ``--timestamps``
+        prefix, taken a few µs to ms after the body's own time and never going backwards."""
         rng = random.Random(self.seed)
-        out, last_ns = [], 0
-        for line in sorted(self.lines, key=lambda item: item.at):
+        last_ns, second, head = 0, -1, ""
+        for line in sorted(self.lines, key=_body_time):
             delay_ns = rng.randint(9_000, 2_400_000) + rng.randint(0, 999)
             ns = max(line.at * 1000 + delay_ns, last_ns + rng.randint(1_500, 40_000))
             last_ns = ns
-            out.append(f"{timefmt.kubelet(ns)} {line.body}\n")
-        return "".join(out)
+            if ns // 1_000_000_000 != second:  # the prefix up to the fraction, once a second
+                second = ns // 1_000_000_000
+                head = timefmt.kubelet(second * 1_000_000_000)[:-10]
+            yield f"{head}{ns % 1_000_000_000:09d}Z {line.body}\n"
+
+    def render(self) -> str:
+        return "".join(self.rendered())
 
     def bodies(self) -> str:
         """The lines as ``kubectl logs`` without ``--timestamps`` prints them."""
-        return "".join(line.body + "\n" for line in sorted(self.lines, key=lambda item: item.at))
+        return "".join(line.body + "\n" for line in sorted(self.lines, key=_body_time))
