@@ -6,7 +6,7 @@ Both read the same file: the bench logs with the kubelet prefix cut and only the
 only a benchmark reference: ``pip install polars`` in the bench environment, never a kvtrace
 dependency.
 
-    python3 bench/generate_log.py          # once: bench/out/ (1 GiB)
+    python3 bench/generate_log.py --size 1G    # once: bench/out/
     python3 bench/check_bench.py           # best of 3, warm cache
     python3 bench/check_bench.py --repeat 1
 """
@@ -19,7 +19,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import GNU_TIME, Result, fmt, kvtrace_argv, log_files, run_once, warm
 
 OUT = Path(__file__).resolve().parent / "out"

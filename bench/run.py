@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time kvtrace against grep and jq on the same generated log set.
 
-    python3 bench/generate_log.py --size 1G        # once
+    python3 bench/generate_log.py --size 1G        # once (bench/README.md: about 15 min)
     python3 bench/run.py                           # kvtrace --log …, grep -F, jq; best of 3
     python3 bench/run.py --bundle --repeat 5 --vm vm-04321
 
@@ -15,12 +15,12 @@ first timing); the table shows the best and median wall time and the peak RSS of
    match (like ``-q``), which would time nothing.
 3. ``jq -cR '.[31:] | fromjson? | select(.name==VM or ((.msg // "")|contains(VM)))' F1 F2 …``
    — jq reads the raw kubelet-prefixed lines, cuts the fixed-width 31-character prefix
-   (``2026-11-28T00:42:31.912345678Z `` as the generator writes it) and parses every remaining
-   line as JSON (klog lines fail ``fromjson?`` and are skipped). That is the "parse everything,
-   then filter" baseline without a pre-processing pass that would not be timed.
+   (``2026-11-28T00:42:31.912345678Z ``, the kubelet's, as kvsim writes it) and parses every
+   remaining line as JSON (klog lines fail ``fromjson?`` and are skipped). That is the "parse
+   everything, then filter" baseline without a pre-processing pass that would not be timed.
 
 kvtrace failures (e.g. a not-yet-supported option) are reported in the table, not raised.
-Standard library only.
+Standard library only, besides the generator's ``namespace_of``.
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workload import namespace_of
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path.insert(0, str(HERE))
-from generate_log import namespace_of  # noqa: E402
 
 
 @dataclass
@@ -180,7 +180,7 @@ def main() -> int:
     if not files or missing:
         print(
             f"no generated logs under {args.out} (missing: {[str(m) for m in missing][:3]}).\n"
-            "Run: python3 bench/generate_log.py --size 64M   (or without --size for 1 GiB)",
+            "Run: python3 bench/generate_log.py --size 64M   (or without --size for 256 MiB)",
             file=sys.stderr,
         )
         return 2
