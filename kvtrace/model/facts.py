@@ -69,6 +69,7 @@ class Facts:
         self._reconcile_at = {i: rc for rc in self.reconciles for i in rc.rows}
         self._incarnation = {inc.uid: inc for inc in self.incarnations if inc.uid}
         self._by_source: dict[str, list[int]] = {}
+        self._verbose: dict[str, bool] = {}
         for i, row in enumerate(self.rows):
             if is_vm_line(row):
                 self._by_source.setdefault(row.source, []).append(i)
@@ -126,9 +127,9 @@ class Facts:
     def next_of_source(self, index: int, ids: frozenset[str] | None) -> int | None:
         """The next VM-controller line of the same replica after ``index`` (with these ids)."""
         rows = self._by_source.get(self.rows[index].source, [])
-        for j in rows[bisect_right(rows, index) :]:
-            if ids is None or self.rows[j].message_id in ids:
-                return j
+        for at in range(bisect_right(rows, index), len(rows)):
+            if ids is None or self.rows[rows[at]].message_id in ids:
+                return rows[at]
         return None
 
     def source_rows_between(self, low: int, high: int, ids: frozenset[str]) -> list[int]:
@@ -138,9 +139,11 @@ class Facts:
 
     def verbose(self, source: str) -> bool:
         """The replica printed verbosity-4 reconcile boundaries (``Started processing vm``)."""
-        return any(
-            self.rows[j].message_id == "vm.processing" for j in self._by_source.get(source, [])
-        )
+        if source not in self._verbose:
+            self._verbose[source] = any(
+                self.rows[j].message_id == "vm.processing" for j in self._by_source.get(source, [])
+            )
+        return self._verbose[source]
 
     def decision_before(self, index: int, ids: frozenset[str]) -> int | None:
         """The decision line of ``index``'s reconcile, if it is one of ``ids``."""

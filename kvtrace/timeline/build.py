@@ -49,11 +49,11 @@ class Timeline:
 
     @property
     def incarnations(self) -> list[str]:
-        uids = list(self.scope.vmi_uids)
+        uids = dict.fromkeys(self.scope.vmi_uids)
         for row in self.rows:
-            if row.incarnation and row.incarnation not in uids and row.origin != "pod":
-                uids.append(row.incarnation)
-        return uids
+            if row.incarnation and row.origin != "pod":
+                uids.setdefault(row.incarnation)
+        return list(uids)
 
 
 def build_timeline(

@@ -13,6 +13,7 @@ earliest rows are about.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
@@ -103,39 +104,60 @@ def segments(rows: list[TimelineRow], scope: VMScope) -> list[tuple[datetime | N
 
 def _create_for(creates: list[datetime], anchor: datetime, taken: dict[int, str]) -> int | None:
     """The first free create line within the window after the uid's creation second."""
-    for index, at in enumerate(creates):
-        if index not in taken and anchor - timedelta(seconds=1) <= at < anchor + CREATE_WINDOW:
+    index = bisect_left(creates, anchor - timedelta(seconds=1))
+    while index < len(creates) and creates[index] < anchor + CREATE_WINDOW:
+        if index not in taken:
             return index
+        index += 1
     return None
 
 
 def _current_at(creates: list[datetime], at: datetime) -> int | None:
-    earlier = [i for i, start in enumerate(creates) if start <= at]
-    return earlier[-1] if earlier else None
+    index = bisect_right(creates, at) - 1
+    return index if index >= 0 else None
 
 
 def assign(rows: list[TimelineRow], scope: VMScope) -> list[TimelineRow]:
     """Give VM-level rows the incarnation that was current at their time."""
-    found = segments(rows, scope)
+    found = _Segments(segments(rows, scope))
     return [_assign(row, found) for row in rows]
 
 
-def _assign(row: TimelineRow, found: list[tuple[datetime | None, str]]) -> TimelineRow:
+class _Segments:
+    """The incarnations' starts, searchable by bisection: a VM crash-looping for days has
+    thousands, and every row asks which one was current."""
+
+    def __init__(self, found: list[tuple[datetime | None, str]]) -> None:
+        self.prior = next((uid for start, uid in found if start is None), None)
+        known = [(start, uid) for start, uid in found if start is not None]
+        self.starts = [start for start, _ in known]
+        self.uids = [uid for _, uid in known]
+
+    def upcoming(self, at: datetime) -> str | None:
+        """The first incarnation starting within START_WINDOW from ``at``."""
+        index = bisect_left(self.starts, at)
+        if index < len(self.starts) and self.starts[index] - at <= START_WINDOW:
+            return self.uids[index]
+        return None
+
+    def current(self, at: datetime, before: datetime | None) -> str | None:
+        """The last incarnation started by ``at`` (or before ``before``, if given)."""
+        count = bisect_right(self.starts, at)
+        if before is not None:
+            count = max(count, bisect_left(self.starts, before))
+        return self.uids[count - 1] if count else self.prior
+
+
+def _assign(row: TimelineRow, found: _Segments) -> TimelineRow:
     if row.incarnation or row.time is None or row.category in CONTEXT_CATEGORIES:
         return row
     if row.origin in ("revision",) or row.evidence.ref.startswith("VirtualMachine/"):
         return row
     at = row.time.at
     if row.message_id in STARTING:
-        upcoming = [
-            uid for start, uid in found if start and timedelta(0) <= start - at <= START_WINDOW
-        ]
+        upcoming = found.upcoming(at)
         if upcoming:
-            return replace(row, incarnation=upcoming[0])
-    end = row.time.end  # a 1 s object time belongs to a VMI created within that second
-    current = [
-        uid
-        for start, uid in found
-        if start is None or start <= at or (row.time.resolution_us > 1 and start < end)
-    ]
-    return replace(row, incarnation=current[-1]) if current else row
+            return replace(row, incarnation=upcoming)
+    # a 1 s object time belongs to a VMI created within that second
+    current = found.current(at, row.time.end if row.time.resolution_us > 1 else None)
+    return replace(row, incarnation=current) if current else row
