@@ -15,6 +15,7 @@ from kvsim.apiserver import ApiError, ApiServer, Obj, Rejection, clone
 from kvsim.events import EVENT_TTL_US
 from kvsim.informer import DropRule
 from kvsim.kernel import MS, SECOND, Kernel
+from kvsim.launcher import vmi_owner
 from kvsim.logs import ContainerLog
 from kvsim.nodes import Fate, Nodes
 from kvsim.replica import NAMESPACE, Replica, controller_pod
@@ -276,16 +277,7 @@ class Cluster:
                     "metadata": {
                         "name": f"kubevirt-disruption-budget-{suffix}",
                         "namespace": namespace,
-                        "ownerReferences": [
-                            {
-                                "apiVersion": "kubevirt.io/v1",
-                                "blockOwnerDeletion": True,
-                                "controller": True,
-                                "kind": "VirtualMachineInstance",
-                                "name": vmi,
-                                "uid": owner["metadata"]["uid"],
-                            }
-                        ],
+                        "ownerReferences": [vmi_owner(vmi, owner["metadata"]["uid"])],
                     },
                     "spec": {
                         "minAvailable": 1,

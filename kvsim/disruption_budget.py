@@ -25,7 +25,8 @@ from kvsim.informer import Informers
 from kvsim.kernel import Process
 from kvsim.runtime import Runtime
 from kvsim.vm_controller import Step, controller_ref
-from kvsim.workqueue import WorkQueue, serve, settle
+from kvsim.vmi_controller import requeue_vmi
+from kvsim.workqueue import WorkQueue, serve
 
 PDB, VMI, POD = "PodDisruptionBudget", "VirtualMachineInstance", "Pod"
 THREADS = 3  # application.go: disruptionBudgetControllerThreads, defaultControllerThreads
@@ -69,10 +70,7 @@ class DisruptionBudgetController:
     def _execute_key(self, key: str) -> Process:
         """Execute (disruptionbudget.go:335-351): its requeue prints the VMI controller's text."""
         err = yield from self._execute(key)
-        if err is not None:
-            msg = f"reenqueuing VirtualMachineInstance {key}"
-            self.rt.log.kv(self.rt.kernel.now, "info", msg, "disruptionbudget.go:344", reason=err)
-        settle(self.queue, key, err)
+        requeue_vmi(self.rt, self.queue, key, err, "disruptionbudget.go:344")
 
     # --- event handlers --------------------------------------------------------------------
     def _vmi_event(self, old: Obj | None, new: Obj | None) -> None:

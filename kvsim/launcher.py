@@ -264,6 +264,18 @@ def _vmi_id(name: str) -> str:
     return f"{name[:54]}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
 
 
+def vmi_owner(name: str, uid: str) -> dict[str, Any]:
+    """The controller reference to a VMI, as on its launcher pods (and its PDBs)."""
+    return {
+        "apiVersion": "kubevirt.io/v1",
+        "blockOwnerDeletion": True,
+        "controller": True,
+        "kind": "VirtualMachineInstance",
+        "name": name,
+        "uid": uid,
+    }
+
+
 def render(vmi: Obj, rng: random.Random, kubevirt: Obj | None = None) -> Obj:
     """The pod as created, with the API server's defaults and initial status (phase Pending,
     the QoS class); the API server adds uid and times. ``kubevirt`` is the KubeVirt CR."""
@@ -294,16 +306,7 @@ def render(vmi: Obj, rng: random.Random, kubevirt: Obj | None = None) -> Obj:
             "labels": labels,
             "name": f"virt-launcher-{name}-{suffix}",
             "namespace": namespace,
-            "ownerReferences": [
-                {
-                    "apiVersion": "kubevirt.io/v1",
-                    "blockOwnerDeletion": True,
-                    "controller": True,
-                    "kind": "VirtualMachineInstance",
-                    "name": name,
-                    "uid": uid,
-                }
-            ],
+            "ownerReferences": [vmi_owner(name, uid)],
         },
         "spec": pod_spec,
         "status": {"phase": "Pending", "qosClass": qos_class(pod_spec)},

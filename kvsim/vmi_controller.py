@@ -30,6 +30,15 @@ VMI, POD = "VirtualMachineInstance", "Pod"
 THREADS = 10  # application.go:1075
 
 
+def requeue_vmi(rt: Runtime, queue: WorkQueue, key: str, err: str | None, pos: str) -> None:
+    """After a reconcile of a VMI key: a failure is logged (``log.Log.Reason(err).Infof``, level
+    info, no object) and retried; the disruption budget controller prints the same text."""
+    if err is not None:
+        msg = f"reenqueuing VirtualMachineInstance {key}"
+        rt.log.kv(rt.kernel.now, "info", msg, pos, reason=err)
+    settle(queue, key, err)
+
+
 def launcher_pods(rt: Runtime, vmi: Obj) -> list[Obj]:
     uid = vmi["metadata"]["uid"]
     return rt.informers.list(
@@ -68,10 +77,7 @@ class VMIController:
     def _execute_key(self, key: str) -> Process:
         """Execute (vmi.go:275-293)."""
         err = yield from self._execute(key)
-        if err is not None:
-            msg = f"reenqueuing VirtualMachineInstance {key}"
-            self.rt.log.kv(self.rt.kernel.now, "info", msg, "vmi.go:288", reason=err)
-        settle(self.queue, key, err)
+        requeue_vmi(self.rt, self.queue, key, err, "vmi.go:288")
 
     def _vmi_event(self, old: Obj | None, new: Obj | None) -> None:
         obj = new or old
