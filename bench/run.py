@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time kvtrace against grep and jq on the same generated log set.
 
-    python3 bench/generate_log.py --size 1G        # once (bench/README.md: about 15 min)
+    python3 bench/generate_log.py --size 1G        # once (bench/README.md: about 19 min)
     python3 bench/run.py                           # kvtrace --log …, grep -F, jq; best of 3
     python3 bench/run.py --bundle --repeat 5 --vm vm-04321
 
