@@ -100,9 +100,11 @@ def test_kubevirt_version_flag_switches_constants(capsys):
     assert doc["kubevirtVersion"]["source"] == "--kubevirt-version"
 
 
-def test_out_of_range_version_is_flagged(capsys):
-    _, out, _ = kvtrace(capsys, *files("vm-2cpu-2gi"), "--kubevirt-version", "v1.12.0")
-    assert "v1.12.0 is newer than v1.9: using v1.9 constants, may not apply" in out
+def test_a_version_that_names_no_release_is_refused(capsys):
+    code, out, err = kvtrace(capsys, *files("vm-2cpu-2gi"), "--kubevirt-version", "v1.12.0")
+    assert code == 2 and not out
+    assert "--kubevirt-version v1.12.0 names no KubeVirt release kvtrace knows" in err
+    assert "v0.53.0 … v1.9.0" in err and "Traceback" not in err
 
 
 def test_ratio_flag_without_a_cr(capsys):

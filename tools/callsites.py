@@ -21,8 +21,8 @@ What counts as a call site (read from the Go text, not compiled):
 - klog (client-go's leader election) and glog (older releases' ``pkg/controller``, the same
   header): ``klog.Info…``, ``klog.Error…``, ``klog.Warning…`` and ``klog.V(n).Info…``; their
   verbosity is klog's (0 for a plain call).
-- Go's standard logger as virt-controller's main wires it (``golog.Printf``): printed through the
-  adapter, whose ``pos`` is always ``stdlib.go:105``.
+- Go's standard logger as virt-controller's main wires it (``golog.Printf``, ``golog.Fatal``…):
+  printed through the adapter at level info, whose ``pos`` is always ``stdlib.go:105``.
 
 Formats: string literals, ``+`` concatenations and the package's string constants are resolved;
 an argument that is a resolvable constant is put into its ``%s``/``%v`` verb. What cannot be
@@ -45,7 +45,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "kvtrace" / "timeline" / "callsites.json"
 FIRST = (0, 53, 0)
-ROOTS = ("pkg/virt-controller/", "cmd/virt-controller/", "pkg/controller/")
+ROOTS = ("pkg/virt-controller/", "cmd/virt-controller/", "pkg/controller/", "pkg/storage/")
 VENDORED = ("vendor/k8s.io/client-go/tools/leaderelection/",)
 
 KV_METHODS = {
@@ -188,7 +188,7 @@ def go_string(literal: str) -> str | None:
 
 
 CONST = re.compile(
-    r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?:string\s*)?=\s*(?P<value>(?:\"(?:[^\"\\\n]|\\.)*\"|`[^`]*`)"
+    r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?:string\s*)?=\s*(?P<value>(?:\"(?:[^\"\\\n]|\\.)*\"|`[^`]*`|[A-Za-z_]\w*(?=\s*\+))"
     r"(?:\s*\+\s*(?:\"(?:[^\"\\\n]|\\.)*\"|`[^`]*`|[A-Za-z_]\w*))*)\s*$",
     re.M,
 )
@@ -338,7 +338,7 @@ def _looks_like_logging(receiver: str, method: str) -> bool:
     return "log" in receiver.lower() and method in KV_METHODS
 
 
-STDLIB = re.compile(r"\bgolog\.(Printf|Println|Print)\s*\(")
+STDLIB = re.compile(r"\bgolog\.(Printf|Println|Print|Fatalf|Fatalln|Fatal)\s*\(")
 
 
 def _stdlib_sites(path: str, code: str, consts: dict[str, str]) -> list[Site]:
@@ -347,7 +347,7 @@ def _stdlib_sites(path: str, code: str, consts: dict[str, str]) -> list[Site]:
         paren = call.end() - 1
         args, _ = args_of(code, paren)
         fmt = resolve(args[0], consts) if args else None
-        if fmt is not None and call.group(1) == "Printf":
+        if fmt is not None and call.group(1) in ("Printf", "Fatalf"):
             fmt = fill(fmt, args[1:], consts)
         base = path.rsplit("/", 1)[-1]
         out.append(Site(base, path, line_at(code, paren), "info", 2, "stdlib", fmt, True))

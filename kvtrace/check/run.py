@@ -42,7 +42,7 @@ def run_check(
     if not vms:
         raise NotFoundError(_nothing_found(evidence, selection))
     version = detect(evidence, version_flag)
-    notes = [n for n in (version.note(),) if n] + list(evidence.missing)
+    notes = version.notes() + list(evidence.missing)
     ordered = sorted(vms, key=lambda v: v.key)
     return CheckReport(selection, version, ordered, reports, evidence.summary(), notes)
 

@@ -88,8 +88,27 @@ def kubevirt_version_option(func: F) -> F:
     return click.option(
         "--kubevirt-version",
         metavar="VERSION",
-        help="The KubeVirt version that wrote the evidence (else detected).",
+        callback=_known_release,
+        help="The KubeVirt release that wrote the evidence, e.g. v1.9.0 or v1.7 (else read "
+        "from the evidence).",
     )(func)
+
+
+def _known_release(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A release of the call-site catalog, or a minor line it has releases of."""
+    if value is None:
+        return None
+    from kvtrace.timeline.callsites import catalog
+
+    releases = catalog().releases
+    wanted = value if value.startswith("v") else f"v{value}"
+    if wanted in releases or any(r.startswith(f"{wanted}.") for r in releases):
+        return wanted
+    raise UsageError(
+        f"--kubevirt-version {value} names no KubeVirt release kvtrace knows "
+        f"({releases[0]} … {releases[-1]}, or a minor line such as v1.7); a newer release "
+        "is added with tools/callsites.py"
+    )
 
 
 def split_key(text: str, bare: str | None = None) -> tuple[str, str]:

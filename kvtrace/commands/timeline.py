@@ -56,7 +56,5 @@ def timeline_command(
         timeline = build_timeline(evidence, namespace, name)
         reference = evidence.captured_at or timeline.last_time() or now()
         timeline.since, timeline.until = window(since, until, reference)
-        version_note = detect(evidence, kubevirt_version).note()
-        if version_note:
-            timeline.notes.append(version_note)
+        timeline.notes.extend(detect(evidence, kubevirt_version).notes())
     write("timeline", AssessedTimeline(timeline, assess(timeline)), output, output_file)

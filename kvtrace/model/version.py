@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 from kvtrace.evidence import KUBEVIRT, POD, Evidence
 from kvtrace.model.rules import ENCODED_VERSION
+from kvtrace.timeline.callsites import Band, catalog, stream_bands
 
 _SEMVER = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
+_MINOR = re.compile(r"v?(\d+)\.(\d+)")
 LOWEST = (1, 7, 0)  # message texts identical from v1.7.0 (vm.go:85-121, same reconcile code)
 HIGHEST_MINOR = (1, 9)
 
@@ -16,27 +18,40 @@ HIGHEST_MINOR = (1, 9)
 @dataclass(frozen=True)
 class VersionInfo:
     version: str | None
-    source: str  # where it came from: flag, manifest, KubeVirt CR, image tag, unknown
+    source: str  # where it came from: flag, manifest, KubeVirt CR, image tag, log lines, unknown
+    band: str | None = None  # the releases the log lines' call sites fit, e.g. "v1.7.3–v1.8.4"
+    band_releases: tuple[str, ...] = ()
+    disagreements: tuple[str, ...] = ()
 
     @property
     def covered(self) -> bool | None:
-        parsed = parse(self.version)
-        if parsed is None:
+        if self.version is None and self.band_releases:
+            parsed = [p for p in map(parse, self.band_releases) if p]
+            return all(p >= LOWEST and p[:2] <= HIGHEST_MINOR for p in parsed)
+        found = parse(self.version)
+        if found is None:
             return None
-        return parsed >= LOWEST and parsed[:2] <= HIGHEST_MINOR
+        return found >= LOWEST and found[:2] <= HIGHEST_MINOR
 
-    def note(self) -> str | None:
+    @property
+    def shown(self) -> str:
+        """The release as outputs name it: the version, else the band, else unknown."""
+        return self.version or self.band or "unknown"
+
+    def notes(self) -> list[str]:
+        """What the outputs say of the release: disagreements first, then the model's range."""
+        notes = list(self.disagreements)
         if self.covered is None:
-            return (
+            notes.append(
                 f"KubeVirt version unknown: the model encodes {ENCODED_VERSION} "
                 "(messages as of v1.7.0)"
             )
-        if not self.covered:
-            return (
-                f"KubeVirt {self.version} ({self.source}) is outside the model's range "
+        elif not self.covered:
+            notes.append(
+                f"KubeVirt {self.shown} ({self.source}) is outside the model's range "
                 "v1.7.0–v1.9.x: verdicts may not apply"
             )
-        return None
+        return notes
 
 
 def parse(version: str | None) -> tuple[int, int, int] | None:
@@ -45,6 +60,30 @@ def parse(version: str | None) -> tuple[int, int, int] | None:
 
 
 def detect(evidence: Evidence, flag: str | None = None) -> VersionInfo:
+    """The release from ``--kubevirt-version``, else the KubeVirt CR, the bundle manifest or an
+    image tag; each checked against the releases the log lines' call sites fit."""
+    band, per_log = _log_band(evidence)
+    stated = _stated(evidence, flag)
+    if stated.version is None and band.releases:
+        lines = f"call sites of {band.lines} log line(s)"
+        return VersionInfo(None, lines, *_band_fields(band), disagreements=per_log)
+    fields = _band_fields(band) if band.releases is not None else (None, ())
+    conflicts = list(per_log)
+    fits = _fits(stated.version, fields[1]) if stated.version and fields[1] else True
+    if fits is None:
+        conflicts.append(
+            f"{stated.source} says {stated.version}, a release the call-site catalog does not "
+            f"have; the log lines fit {fields[0]}"
+        )
+    elif not fits:
+        conflicts.append(
+            f"{stated.source} says {stated.version}, but the log lines' call sites fit "
+            f"{fields[0]} only"
+        )
+    return VersionInfo(stated.version, stated.source, *fields, disagreements=tuple(conflicts))
+
+
+def _stated(evidence: Evidence, flag: str | None) -> VersionInfo:
     if flag:
         return VersionInfo(flag, "--kubevirt-version")
     for kv in evidence.of_kind(KUBEVIRT):
@@ -54,6 +93,42 @@ def detect(evidence: Evidence, flag: str | None = None) -> VersionInfo:
     if evidence.kubevirt_version:
         return VersionInfo(evidence.kubevirt_version, "bundle manifest")
     return _from_images(evidence)
+
+
+def _log_band(evidence: Evidence) -> tuple[Band, tuple[str, ...]]:
+    """The band of all logs together; when they fit no common release (an upgrade between
+    containers), each log's band, said as a disagreement."""
+    bands = stream_bands(evidence.logs)
+    total = Band()
+    for _, band in bands:
+        total.lines += band.lines
+        total.unknown += band.unknown
+        if band.releases is not None:
+            both = band.releases if total.releases is None else total.releases & band.releases
+            total.releases = both
+    if total.releases is not None and not total.releases:
+        spans = [f"{source}: {catalog().span(b.releases or ())}" for source, b in bands]
+        return Band(), ("the logs come from different releases (" + "; ".join(spans) + ")",)
+    return total, ()
+
+
+def _band_fields(band: Band) -> tuple[str | None, tuple[str, ...]]:
+    known = catalog()
+    releases = tuple(r for r in known.releases if r in (band.releases or ()))
+    return (known.span(releases) if releases else None), releases
+
+
+def _fits(version: str, releases: tuple[str, ...]) -> bool | None:
+    """Does ``v1.9.0`` (or the minor line ``v1.9``) name a release of the band? None: it names
+    no catalogued release at all (a newer one, a downstream version)."""
+    found = _SEMVER.fullmatch(version.strip()) or _MINOR.fullmatch(version.strip())
+    if found is None:
+        return None
+    wanted = "v" + ".".join(g for g in found.groups() if g is not None)
+    known = catalog().releases
+    if wanted not in known and not any(r.startswith(f"{wanted}.") for r in known):
+        return None
+    return wanted in releases or any(r.startswith(f"{wanted}.") for r in releases)
 
 
 def _from_images(evidence: Evidence) -> VersionInfo:

@@ -105,7 +105,7 @@ def summary_lines(report: CheckReport) -> list[str]:
     lines = [
         f"{len(report.vms)} VM(s) in {report.selection.describe()} · "
         f"model KubeVirt {ENCODED_VERSION} · "
-        f"evidence KubeVirt {report.version.version or 'unknown'} ({report.version.source}) · "
+        f"evidence KubeVirt {report.version.shown} ({report.version.source}) · "
         f"{total} violation(s), {unverifiable} unverifiable"
     ]
     for source in report.reports:
@@ -130,6 +130,8 @@ def document(report: CheckReport) -> dict[str, Any]:
             "model": f"KubeVirt {ENCODED_VERSION}",
             "kubevirtVersion": report.version.version,
             "kubevirtVersionSource": report.version.source,
+            "kubevirtReleasesFromLogs": list(report.version.band_releases),
+            "kubevirtVersionDisagreements": list(report.version.disagreements),
             "source": {"layout": report.evidence.layout, "origin": report.evidence.origin},
         },
         "items": [

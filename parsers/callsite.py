@@ -1,0 +1,51 @@
+"""The call site a raw log line names: its ``pos``, level and message, read without a full parse.
+
+Reading which release wrote a log needs only these three fields, from many lines, fast: a
+KubeVirt JSON line carries them as ``"pos"``, ``"level"`` and ``"msg"`` (anywhere in the line,
+behind any prefix); a klog line as its header's ``file:line]`` and severity letter. Lines of
+neither shape give None.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+_POS = re.compile(r'"pos":"([^"\\]+)"')
+_LEVEL = re.compile(r'"level":"([a-z]+)"')
+_MSG = re.compile(r'"msg":"((?:[^"\\]|\\.)*)"')
+_KLOG = re.compile(r"(?:^|\s)([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ ([\w.-]+\.go:\d+)\] (.*)$")
+_SEVERITY = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}
+
+
+@dataclass(frozen=True)
+class CallSiteLine:
+    file: str  # basename, e.g. ``vm.go``
+    line: int
+    level: str
+    msg: str
+    shape: str  # "json" | "klog"
+
+
+def call_site(raw: str) -> CallSiteLine | None:
+    pos = _POS.search(raw)
+    if pos is not None:
+        return _json_site(raw, pos.group(1))
+    klog = _KLOG.search(raw.rstrip("\r\n"))
+    if klog is None:
+        return None
+    file, _, line = klog.group(2).rpartition(":")
+    return CallSiteLine(file, int(line), _SEVERITY[klog.group(1)], klog.group(3), "klog")
+
+
+def _json_site(raw: str, pos: str) -> CallSiteLine | None:
+    file, _, line = pos.rpartition(":")
+    level, msg = _LEVEL.search(raw), _MSG.search(raw)
+    if not file or not line.isdigit() or level is None or msg is None:
+        return None
+    try:
+        text = json.loads(f'"{msg.group(1)}"')
+    except ValueError:
+        return None
+    return CallSiteLine(file, int(line), level.group(1), str(text), "json")

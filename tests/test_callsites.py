@@ -1,0 +1,241 @@
+"""The call-site catalog (tools/callsites.py → kvtrace/timeline/callsites.json) and the release
+read from log lines.
+
+The extractor is tested on Go text written here for the purpose (never KubeVirt's); the shipped
+data is checked against figures counted from the v1.9.0 source by hand (the VM and VMI controller
+files print 111 call sites at default verbosity, 69 of them at error level), against the
+hand-written message catalog's positions, and against every line the simulator writes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvtrace.timeline import catalog as messages
+from kvtrace.timeline.callsites import Band, CallSite, catalog, release_band
+from parsers.callsite import CallSiteLine, call_site
+from tests.conftest import ROOT, SAMPLES
+from tests.helpers import run_cli
+
+VM_VMI_FILES = {"vm.go", "lifecycle.go", "vmi.go", "datavolumes.go", "storage.go"}
+VM_VMI_FILES |= {"volume-hotplug.go"}
+VERB = re.compile(r"%[-+# 0]*\d*(?:\.\d+)?[vTtbcdoOqxXUeEfFgGsp%]")
+
+
+def _tool():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("callsites_tool", ROOT / "tools" / "callsites.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["callsites_tool"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+GO = """package watch
+
+import (
+	"fmt"
+	"kubevirt.io/client-go/log"
+	"k8s.io/klog/v2"
+)
+
+const (
+	greeting = "Hello"
+	joined   = greeting + " world"
+)
+
+func (c *Controller) run(key string) {
+	log.Log.Info("plain line")
+	// log.Log.Info("commented out")
+	logger := log.Log.Object(vm)
+	logger.V(4).Infof("verbose %s", key)
+	logger.Reason(err).
+		Errorf("failed for %s: %v", key, err)
+	log.Log.Object(vm).Infof("%s due to %s", joined, key)
+	err := fmt.Errorf("not a log line %s", key)
+	klog.Infof("attempting %v...", key)
+	klog.V(4).Infof("quiet %v", key)
+	golog.Printf("STARTING with " +
+		"threads %d", 3)
+}
+"""
+
+
+def test_the_extractor_reads_levels_verbosity_formats_and_the_line_of_the_paren():
+    tool = _tool()
+    consts = tool.constants([tool.blank_comments(GO)])
+    sites, unplaced = tool.sites_in("pkg/virt-controller/watch/x.go", GO, consts)
+    got = {(s.line, s.logger, s.level, s.verbosity, s.format) for s in sites}
+    assert got == {
+        (15, "kubevirt", "info", 2, "plain line"),
+        (18, "kubevirt", "info", 4, "verbose %s"),
+        (20, "kubevirt", "error", None, "failed for %s: %v"),  # the line of Errorf's paren
+        (21, "kubevirt", "info", 2, "Hello world due to %s"),
+        (23, "klog", "info", 0, "attempting %v..."),
+        (24, "klog", "info", 4, "quiet %v"),
+        (25, "stdlib", "info", 2, "STARTING with threads %d"),
+    }
+    assert unplaced == []
+
+
+def test_the_extractor_reads_a_git_repository(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    tool = _tool()
+    repo = tmp_path / "repo"
+    path = repo / "pkg" / "virt-controller" / "watch"
+    path.mkdir(parents=True)
+    (path / "x.go").write_text(GO)
+    for argv in (["init", "-q"], ["add", "."], ["commit", "-qm", "x"], ["tag", "v1.9.0"]):
+        tool.git(str(repo), "-c", "user.email=t@t", "-c", "user.name=t", *argv)
+    built = tool.build(str(repo), ["v1.9.0"], None)
+    assert built["releases"] == ["v1.9.0"]
+    assert {s["positions"]["v1.9.0"] for s in built["sites"]} == {15, 18, 20, 21, 23, 24, 25}
+
+
+def test_the_data_has_every_release_and_the_v190_counts_of_the_source():
+    known = catalog()
+    assert known.releases[0] == "v0.53.0" and known.releases[-1] == "v1.9.0"
+    assert {"v1.7.0", "v1.7.1", "v1.7.3", "v1.8.4", "v0.59.2"} <= set(known.releases)
+    at_190 = [s for s in known.sites if "v1.9.0" in s.positions]
+    vm_vmi = [
+        s
+        for s in at_190
+        if s.file in VM_VMI_FILES and s.logger == "kubevirt" and s.default_printing
+    ]
+    assert len(vm_vmi) == 111
+    assert sum(s.level == "error" for s in vm_vmi) == 69
+    for release in known.releases:
+        assert sum(release in s.positions for s in known.sites) > 300, release
+
+
+@pytest.mark.parametrize("release", catalog().releases)
+def test_every_default_printing_site_of_a_release_is_recognised(release):
+    """Each default-printing call site of the release, printed as its example, is read back as
+    that site of that release (the index misses none; its pattern matches what it prints)."""
+    known = catalog()
+    missing = []
+    for site in known.sites:
+        if release not in site.positions or not site.default_printing or site.logger == "stdlib":
+            continue
+        line = CallSiteLine(site.file, site.positions[release], site.level, site.example(), "json")
+        if release not in (known.releases_of(line) or ()):
+            missing.append(f"{site.file}:{line.line} {site.format!r}")
+    assert not missing, f"{release}: {len(missing)} sites not recognised: {missing[:5]}"
+
+
+def test_the_message_catalog_positions_are_call_sites_of_their_release():
+    """Every position the hand-written catalog gives a message is, in the generated data, a call
+    site of that release whose text the message's pattern reads."""
+    known = catalog()
+    band_release = {
+        messages.V170: "v1.7.0",
+        messages.V171: "v1.7.1",
+        messages.V173: "v1.7.3",
+        messages.V190: "v1.9.0",
+    }
+    wrong = []
+    for message in messages.CATALOG:
+        for band, places in message.positions.items():
+            release = band_release[band]
+            for place in places:
+                file, _, line = place.partition(":")
+                if file == "stdlib.go":  # the adapter's pos: the site is found by its text
+                    if not any(
+                        s.logger == "stdlib"
+                        and release in s.positions
+                        and _reads(message.pattern, s)
+                        for s in known.sites
+                    ):
+                        wrong.append(f"{message.id} {release}: no stdlib call site prints it")
+                    continue
+                sites = [s for s, there in known.at.get((file, int(line)), ()) if release in there]
+                if not any(_reads(message.pattern, site) for site in sites):
+                    wrong.append(f"{message.id} {release} {place}: {[s.format for s in sites]}")
+    assert not wrong, wrong
+
+
+def _reads(pattern: re.Pattern[str], site: CallSite) -> bool:
+    """The message's pattern reads the site's example; a format made only of verbs (``"%s"``)
+    or printing a Go struct (``%#v``) has no example to read, only its position."""
+    literal = VERB.sub("", site.format or "")
+    if not literal.strip() or any(v in (site.format or "") for v in ("%#v", "%+v")):
+        return True
+    return pattern.search(site.example()) is not None
+
+
+@pytest.mark.parametrize(
+    "sample", sorted(p.name for p in SAMPLES.iterdir() if list(p.rglob("*.log")))
+)
+def test_every_line_the_simulator_writes_reads_as_v190(sample):
+    lines = [
+        found
+        for path in sorted((SAMPLES / sample).rglob("*.log"))
+        for raw in path.read_text().splitlines()
+        if (found := call_site(raw)) is not None
+    ]
+    band = release_band(lines)
+    assert band.lines > 20 and band.unknown == 0, band.example
+    assert band.releases == {"v1.9.0"}
+
+
+def _line_at(release: str, fmt: str) -> CallSiteLine:
+    site = next(s for s in catalog().sites if s.format == fmt and release in s.positions)
+    return CallSiteLine(site.file, site.positions[release], site.level, site.example(), "json")
+
+
+def test_a_band_narrows_to_the_releases_every_line_fits():
+    start = "Starting VM due to runStrategy: %s"
+    band = release_band([_line_at("v1.8.0", start)])
+    assert band.releases and "v1.8.0" in band.releases and "v1.9.0" not in band.releases
+    assert catalog().span(band.releases).startswith("v1.7.3")  # the line did not move until v1.9
+
+
+def test_lines_no_release_prints_are_counted_not_intersected():
+    foreign = CallSiteLine("vm.go", 99999, "info", "Starting VM due to runStrategy: Always", "json")
+    band = release_band([foreign, _line_at("v1.9.0", "Starting VM due to runStrategy: %s")])
+    assert band.unknown == 1 and band.lines == 2 and band.releases == {"v1.9.0"}
+    assert "vm.go:99999" in band.example
+    assert release_band([]).releases is None and Band().lines == 0
+
+
+def test_a_bare_log_gets_its_release_from_its_lines(capsys):
+    logs = [
+        a for p in sorted((SAMPLES / "always-restart").rglob("*.log")) for a in ("--log", str(p))
+    ]
+    code, out, _ = run_cli(capsys, "check", "-A", *logs, "-o", "json")
+    spec = json.loads(out)["spec"]
+    assert code in (0, 3) and spec["kubevirtReleasesFromLogs"] == ["v1.9.0"]
+    assert spec["kubevirtVersionSource"].startswith("call sites of ")
+
+
+def test_a_stated_release_the_lines_contradict_is_reported(capsys):
+    args = ["check", "-A", "--bundle", str(SAMPLES / "always-restart"), "-o", "json"]
+    _, out, _ = run_cli(capsys, *args, "--kubevirt-version", "v1.8.0")
+    disagreements = json.loads(out)["spec"]["kubevirtVersionDisagreements"]
+    assert disagreements == [
+        "--kubevirt-version says v1.8.0, but the log lines' call sites fit v1.9.0 only"
+    ]
+
+
+def test_call_site_reads_json_and_klog_lines():
+    kubelet = "2026-11-28T00:42:31.912345678Z "
+    body = '{"level":"info","msg":"re-enqueuing VirtualMachine ns/a \\"x\\"","pos":"vm.go:348"}'
+    assert call_site(kubelet + body) == CallSiteLine(
+        "vm.go", 348, "info", 're-enqueuing VirtualMachine ns/a "x"', "json"
+    )
+    klog = "E1128 00:42:31.912345       1 leaderelection.go:448] error retrieving resource lock"
+    found = call_site(kubelet + klog)
+    assert found and (found.file, found.line, found.level) == ("leaderelection.go", 448, "error")
+    assert call_site("plain text") is None and call_site('{"pos":"vm.go:x"}') is None
+
+
+def test_sample_data_file_is_packaged():
+    assert (Path(messages.__file__).parent / "callsites.json").is_file()
