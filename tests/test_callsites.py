@@ -239,3 +239,21 @@ def test_call_site_reads_json_and_klog_lines():
 
 def test_sample_data_file_is_packaged():
     assert (Path(messages.__file__).parent / "callsites.json").is_file()
+
+
+def test_a_release_outside_the_model_turns_violations_into_open_questions(capsys):
+    """v1.9.0's rules are not v1.4's: on evidence of a release the model does not cover, a
+    fault the model would call a violation is an open question naming the release."""
+    bundle = str(SAMPLES / "fault-duplicate-create")
+    code, out, _ = run_cli(capsys, "check", "-A", "--bundle", bundle, "-o", "json")
+    assert code == 3
+    code, out, _ = run_cli(
+        capsys, "check", "-A", "--bundle", bundle, "--kubevirt-version", "v1.4.0", "-o", "json"
+    )
+    findings = [f for vm in json.loads(out)["items"] for f in vm["findings"]]
+    assert code == 0 and not [f for f in findings if f["status"] == "violation"]
+    ex01 = [f for f in findings if f["rule"] == "KV-EX-01"]
+    assert ex01 and all(f["status"] == "unverifiable" for f in ex01)
+    assert all(
+        "KubeVirt v1.4.0 (--kubevirt-version), a release the model" in f["why"] for f in ex01
+    )

@@ -42,6 +42,9 @@ def run_check(
     if not vms:
         raise NotFoundError(_nothing_found(evidence, selection))
     version = detect(evidence, version_flag)
+    if version.outside:
+        for vm in vms:
+            vm.assessment.not_held_to_the_model(version.outside)
     notes = version.notes() + list(evidence.missing)
     ordered = sorted(vms, key=lambda v: v.key)
     return CheckReport(selection, version, ordered, reports, evidence.summary(), notes)

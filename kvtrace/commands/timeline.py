@@ -56,5 +56,9 @@ def timeline_command(
         timeline = build_timeline(evidence, namespace, name)
         reference = evidence.captured_at or timeline.last_time() or now()
         timeline.since, timeline.until = window(since, until, reference)
-        timeline.notes.extend(detect(evidence, kubevirt_version).notes())
-    write("timeline", AssessedTimeline(timeline, assess(timeline)), output, output_file)
+        version = detect(evidence, kubevirt_version)
+        timeline.notes.extend(version.notes())
+    assessment = assess(timeline)
+    if version.outside:
+        assessment.not_held_to_the_model(version.outside)
+    write("timeline", AssessedTimeline(timeline, assessment), output, output_file)

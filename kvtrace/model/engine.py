@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from kvtrace.model.facts import derive
@@ -34,6 +34,20 @@ class Assessment:
         return [
             v for v in self.verdicts if v.status == VIOLATION and severity_rank(v.severity) >= floor
         ]
+
+    def not_held_to_the_model(self, reason: str) -> None:
+        """The evidence is from a release the model does not cover: each violation becomes an
+        open question saying so (a ✗ must mean the release's own code broke its rules)."""
+        self.verdicts = [
+            replace(v, status=UNVERIFIABLE, why=f"{v.why}; not a violation here: {reason}")
+            if v.status == VIOLATION
+            else v
+            for v in self.verdicts
+        ]
+        self.by_row = {}
+        for verdict in self.verdicts:
+            for index in verdict.rows:
+                self.by_row.setdefault(index, []).append(verdict)
 
     def unverifiable(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.status == UNVERIFIABLE]

@@ -25,13 +25,29 @@ class VersionInfo:
 
     @property
     def covered(self) -> bool | None:
-        if self.version is None and self.band_releases:
-            parsed = [p for p in map(parse, self.band_releases) if p]
-            return all(p >= LOWEST and p[:2] <= HIGHEST_MINOR for p in parsed)
-        found = parse(self.version)
-        if found is None:
+        """Does the model cover the release? False when the release is known to be outside
+        v1.7.0–v1.9.x: stated so, or every release the log lines fit is outside; None when
+        unknown or the band straddles the edge."""
+        band = [p for p in map(parse, self.band_releases) if p]
+        if band and not any(_modelled(p) for p in band):
+            return False
+        stated = parse(self.version)
+        if stated is not None:
+            return _modelled(stated)
+        if band:
+            return True if all(_modelled(p) for p in band) else None
+        return None
+
+    @property
+    def outside(self) -> str | None:
+        """Why verdicts cannot be held to the model, or None when they can."""
+        if self.covered is not False:
             return None
-        return found >= LOWEST and found[:2] <= HIGHEST_MINOR
+        return (
+            f"the evidence is KubeVirt {self.shown} ({self.source}), a release the model "
+            f"({ENCODED_VERSION}'s code, valid for v1.7.0–v1.9.x) does not cover: this may be "
+            "that release's own behaviour"
+        )
 
     @property
     def shown(self) -> str:
@@ -49,14 +65,22 @@ class VersionInfo:
         elif not self.covered:
             notes.append(
                 f"KubeVirt {self.shown} ({self.source}) is outside the model's range "
-                "v1.7.0–v1.9.x: verdicts may not apply"
+                "v1.7.0–v1.9.x: no finding is a violation, each says what it would be"
             )
         return notes
 
 
 def parse(version: str | None) -> tuple[int, int, int] | None:
+    """``v1.9.0`` → (1, 9, 0); a minor line ``v1.7`` → (1, 7, 0)."""
     found = _SEMVER.search(version or "")
-    return (int(found[1]), int(found[2]), int(found[3])) if found else None
+    if found:
+        return int(found[1]), int(found[2]), int(found[3])
+    minor = _MINOR.fullmatch((version or "").strip())
+    return (int(minor[1]), int(minor[2]), 0) if minor else None
+
+
+def _modelled(release: tuple[int, int, int]) -> bool:
+    return release >= LOWEST and release[:2] <= HIGHEST_MINOR
 
 
 def detect(evidence: Evidence, flag: str | None = None) -> VersionInfo:
