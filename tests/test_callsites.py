@@ -257,3 +257,15 @@ def test_a_release_outside_the_model_turns_violations_into_open_questions(capsys
     assert all(
         "KubeVirt v1.4.0 (--kubevirt-version), a release the model" in f["why"] for f in ex01
     )
+
+
+def test_the_release_table_is_generated_from_the_catalog():
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "make_release_table.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
