@@ -205,3 +205,36 @@ def test_live_cluster_gives_the_same_report_as_the_bundle(apiserver, capsys):
     code_offline, offline, _ = kvtrace(capsys, POD, "-o", "json", "--bundle", str(SOURCE))
     assert code_live == code_offline == 0, err
     assert json.loads(live) == json.loads(offline)
+
+
+def _digest_pod(tmp_path, case: str, request_delta_mi: int = 0):  # type: ignore[no-untyped-def]
+    """The sample pod as OpenShift Virtualization names its images: by digest, no tag."""
+    pod = yaml.safe_load((OVERHEAD / f"{case}-pod.yaml").read_text())
+    digest = "@sha256:" + "0123456789abcdef" * 4
+    for container in pod["spec"].get("containers", []) + pod["spec"].get("initContainers", []):
+        container["image"] = container["image"].rsplit(":", 1)[0] + digest
+    if request_delta_mi:
+        compute = next(c for c in pod["spec"]["containers"] if c["name"] == "compute")
+        request = compute["resources"]["requests"]["memory"]
+        assert request.endswith("Mi"), request
+        compute["resources"]["requests"]["memory"] = f"{int(request[:-2]) + request_delta_mi}Mi"
+    path = tmp_path / f"{case}-digest-pod.yaml"
+    path.write_text(yaml.safe_dump(pod))
+    return path
+
+
+def test_without_a_version_the_releases_whose_formula_gives_the_request_are_named(tmp_path, capsys):
+    pod = _digest_pod(tmp_path, "vm-2cpu-2gi")
+    vmi = OVERHEAD / "vm-2cpu-2gi-vmi.yaml"
+    code, out, _ = kvtrace(capsys, "--pod-file", str(pod), "--vmi-file", str(vmi))
+    assert code == 0
+    assert "the request 2328Mi is what v1.6, v1.7, v1.8, v1.9 compute; checked against v1.9" in out
+    assert "--kubevirt-version decides between them" in out
+
+
+def test_a_request_no_release_computes_is_said_so(tmp_path, capsys):
+    pod = _digest_pod(tmp_path, "vm-2cpu-2gi", request_delta_mi=2)
+    vmi = OVERHEAD / "vm-2cpu-2gi-vmi.yaml"
+    code, out, _ = kvtrace(capsys, "--pod-file", str(pod), "--vmi-file", str(vmi))
+    assert code == 3
+    assert "no release v1.0–v1.9 gives the request 2330Mi: checked against v1.9" in out

@@ -12,10 +12,11 @@ from typing import Any
 
 from kvtrace.overhead import checks as c
 from kvtrace.overhead import invariants as inv
+from kvtrace.overhead.expected import expected_memory
 from kvtrace.overhead.pod import PodView
 from kvtrace.overhead.settings import OverheadSettings, SettingFlags, resolve_settings
 from kvtrace.overhead.total import Overhead, overhead_terms
-from kvtrace.overhead.versions import VersionChoice, choose_release, image_tag
+from kvtrace.overhead.versions import RELEASES, Release, VersionChoice, choose_release, image_tag
 from kvtrace.overhead.vmi_spec import FieldError, VmiView, dig
 from parsers.quantity import QuantityError
 
@@ -79,8 +80,46 @@ def verify_pod(
     if report.vmi is None:
         report.problems.append(f"no VMI: could check only {POD_ONLY}; not checked: {NEEDS_VMI}")
     elif report.settings is not None:
+        if version.found is None and not version_flag:
+            report.version = release_from_request(report.pod, report.vmi, report.settings, version)
         _verify_with_vmi(report, report.vmi, report.settings)
     return report
+
+
+def release_from_request(
+    pod: PodView, vmi: VmiView, settings: OverheadSettings, unknown: VersionChoice
+) -> VersionChoice:
+    """No tag, CR or flag names the release: the releases whose overhead formula gives the
+    compute container's memory request to the byte, named (never a silent v1.9)."""
+    try:
+        actual = pod.compute_resource("requests", "memory")
+    except FieldError:
+        actual = None
+    if actual is None:
+        return unknown
+    wanted = actual.bytes()
+    matching = [r for r in RELEASES.values() if _request_of(vmi, r, settings) == wanted]
+    if not matching:
+        note = (
+            f"KubeVirt version unknown ({unknown.source}) and no release v1.0–v1.9 gives the "
+            f"request {actual}: checked against {unknown.release.tag}; --kubevirt-version decides"
+        )
+        return VersionChoice(unknown.release, None, unknown.source, note)
+    tags = ", ".join(r.tag for r in matching)
+    note = (
+        f"KubeVirt version unknown ({unknown.source}): the request {actual} is what {tags} "
+        f"compute{'s' if len(matching) == 1 else ''}; checked against {matching[-1].tag}"
+        + ("" if len(matching) == 1 else "; --kubevirt-version decides between them")
+    )
+    return VersionChoice(matching[-1], None, f"memory request ({tags})", note)
+
+
+def _request_of(vmi: VmiView, release: Release, settings: OverheadSettings) -> int | None:
+    try:
+        total = overhead_terms(vmi, release, settings).total
+        return expected_memory(vmi, settings, total).request
+    except (FieldError, QuantityError):
+        return None
 
 
 def _verify_with_vmi(report: OverheadReport, vmi: VmiView, settings: OverheadSettings) -> None:
