@@ -18,6 +18,7 @@ from kvsim.kernel import MS, SECOND, Kernel
 from kvsim.launcher import vmi_owner
 from kvsim.logs import ContainerLog
 from kvsim.nodes import Fate, Nodes
+from kvsim.releases import SIMULATED
 from kvsim.replica import NAMESPACE, Replica, controller_pod
 from kvsim.runtime import CodeFaults
 
@@ -116,6 +117,9 @@ class Cluster:
     node_names: tuple[str, ...] = ("node-a", "node-b", "node-c")
     fates: dict[tuple[str, int], Fate] = field(default_factory=dict)
     lock_kind: str = "Lease"
+    # the release whose call-site positions the logs print (kvsim.releases); behaviour and
+    # objects stay v1.9.0's
+    release: str = SIMULATED
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"cluster/{self.seed}")
@@ -139,7 +143,15 @@ class Cluster:
         name = f"virt-controller-{self._rs_hash}-{suffix}"
         node = self.node_names[index % len(self.node_names)]
         self.api.create(controller_pod(name, node, self._rs_hash, f"10.244.{index}.{11 + index}"))
-        return Replica(self.kernel, self.api, name, node, self.seed, lock_kind=self.lock_kind)
+        return Replica(
+            self.kernel,
+            self.api,
+            name,
+            node,
+            self.seed,
+            lock_kind=self.lock_kind,
+            release=self.release,
+        )
 
     def _cluster_objects(self) -> None:
         self.api.create(

@@ -23,6 +23,7 @@ from kvsim.cluster import Capture, Cluster
 from kvsim.informer import DropRule
 from kvsim.kernel import MS, SECOND
 from kvsim.nodes import Fate
+from kvsim.releases import SIMULATED
 
 T0 = timefmt.from_iso("2026-12-08T14:00:00Z")
 STRATEGIES = ("Always", "RerunOnFailure", "Manual", "Halted", "Once")
@@ -146,9 +147,13 @@ def _cluster_events(cluster: Cluster, rng: random.Random, end: int) -> None:
             cluster.nodes.skew_us[node] = rng.randint(-90, 90) * SECOND
 
 
-def legitimate(seed: int, vm_count: int | None = None, minutes: int | None = None) -> History:
+def legitimate(
+    seed: int, vm_count: int | None = None, minutes: int | None = None, release: str = SIMULATED
+) -> History:
+    """A random legitimate history; ``release``: whose call-site positions the logs print."""
     rng = random.Random(seed)
-    cluster = Cluster(f"history-{seed}", T0, replicas_count=rng.choice((1, 2, 2, 3)))
+    replicas = rng.choice((1, 2, 2, 3))
+    cluster = Cluster(f"history-{seed}", T0, replicas_count=replicas, release=release)
     span = (minutes or rng.randint(4, 25)) * 60 * SECOND
     end = T0 + 60 * SECOND + span
     names = tuple(f"vm-{i}" for i in range(vm_count or rng.randint(1, 3)))

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvsim import timefmt
+from kvsim.releases import SIMULATED, printed_at
 
 COMPONENT = "virt-controller"
 
@@ -66,6 +67,7 @@ class ContainerLog:
     container: str
     seed: str
     lines: list[Line] = field(default_factory=list)
+    release: str = SIMULATED  # the release whose positions the lines print (kvsim.releases)
 
     def kv(
         self,
@@ -80,7 +82,7 @@ class ContainerLog:
             "component": COMPONENT,
             "level": level,
             "msg": msg,
-            "pos": pos,
+            "pos": printed_at(pos, self.release),
             "timestamp": timefmt.micro(at),
         }
         if obj is not None:
@@ -108,7 +110,8 @@ class ContainerLog:
         self.lines.append(Line(at, go_json(fields), site))
 
     def klog(self, at: int, severity: str, fileline: str, msg: str, pid: int = 1) -> None:
-        head = f"{severity}{timefmt.klog_header(at)} {pid:7d} {fileline}] "
+        printed = printed_at(fileline, self.release)
+        head = f"{severity}{timefmt.klog_header(at)} {pid:7d} {printed}] "
         self.lines.append(Line(at, head + msg, fileline))
 
     def rendered(self) -> Iterator[str]:

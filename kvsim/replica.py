@@ -24,6 +24,7 @@ from kvsim.informer import Informers
 from kvsim.kernel import SECOND, Host, Kernel, Process, kill
 from kvsim.locks import EndpointsLock, Lock, Record, forbidden
 from kvsim.logs import ContainerLog
+from kvsim.releases import SIMULATED
 from kvsim.runtime import CodeFaults, Runtime
 from kvsim.vm_controller import VMController
 from kvsim.vmi_controller import VMIController
@@ -95,6 +96,7 @@ class Replica:
     verbosity: int = 2  # logVerbosity.virtController
     lock_kind: str = "Lease"  # or "Endpoints", the lock of KubeVirt before v1.3
     lock_forbidden: bool = False  # its ClusterRole lost the lock's verbs
+    release: str = SIMULATED  # whose positions its logs print (kvsim.releases)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"replica/{self.seed}/{self.pod}")
@@ -107,7 +109,11 @@ class Replica:
 
     def _new_log(self) -> ContainerLog:
         log = ContainerLog(
-            NAMESPACE, self.pod, "virt-controller", f"{self.seed}/{self.pod}/{len(self.logs)}"
+            NAMESPACE,
+            self.pod,
+            "virt-controller",
+            f"{self.seed}/{self.pod}/{len(self.logs)}",
+            release=self.release,
         )
         self.logs.append(log)
         return log

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from kvsim.histories import legitimate
+from kvsim.releases import ReleaseGap
 from kvtrace.timeline import catalog as messages
 from kvtrace.timeline.callsites import Band, CallSite, catalog, release_band
 from parsers.callsite import CallSiteLine, call_site
@@ -269,3 +271,30 @@ def test_the_release_table_is_generated_from_the_catalog():
         check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def _simulated_band(release: str) -> Band:
+    capture = legitimate(3, release=release).capture()
+    found = (call_site(line.body) for log, _ in capture.logs for line in log.lines)
+    return release_band(line for line in found if line is not None)
+
+
+SIMULABLE = [r for r in catalog().releases if tuple(map(int, r[1:].split("."))) >= (1, 8, 0)]
+
+
+@pytest.mark.parametrize("release", SIMULABLE)
+def test_the_release_of_a_simulated_log_is_read_back(release):
+    """kvsim prints its lines at the chosen release's positions (kvsim.releases); the band read
+    from them holds that release, and only releases of its minor line that print every one of
+    those call sites at the same place."""
+    band = _simulated_band(release)
+    assert band.lines > 100 and band.unknown == 0
+    assert band.releases and release in band.releases
+    assert {r.rsplit(".", 1)[0] for r in band.releases} == {release.rsplit(".", 1)[0]}
+
+
+def test_kvsim_refuses_a_release_that_lacks_a_call_site_it_prints():
+    """Before v1.8.0 virt-controller lacks controllers kvsim starts (v1.9.0's): kvsim says which
+    call site, rather than invent a line that release never printed."""
+    with pytest.raises(ReleaseGap, match=r"v1\.7\.4 has no call site like v1\.9\.0's \S+\.go:\d+"):
+        _simulated_band("v1.7.4")
