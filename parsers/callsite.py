@@ -2,8 +2,9 @@
 
 Reading which release wrote a log needs only these three fields, from many lines, fast: a
 KubeVirt JSON line carries them as ``"pos"``, ``"level"`` and ``"msg"`` (anywhere in the line,
-behind any prefix); a klog line as its header's ``file:line]`` and severity letter. Lines of
-neither shape give None.
+behind any prefix); a klog line as its header's ``file:line]`` and severity letter; a 2018-era
+logfmt line as ``level=`` and ``pos=`` (its text is not read: no release of that era is
+catalogued). Lines of none of these shapes give None.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ _LEVEL = re.compile(r'"level":"([a-z]+)"')
 _MSG = re.compile(r'"msg":"((?:[^"\\]|\\.)*)"')
 _KLOG = re.compile(r"(?:^|\s)([IWEF])\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ ([\w.-]+\.go:\d+)\] (.*)$")
 _SEVERITY = {"I": "info", "W": "warning", "E": "error", "F": "fatal"}
+# KubeVirt's 2018-era logfmt (before v0.6): ``level=… timestamp=… pos=file:line …``
+_LOGFMT = re.compile(r"(?:^|\s)level=([a-z]+) timestamp=\S+ pos=([\w.-]+\.go):(\d+)\b")
 
 
 @dataclass(frozen=True)
@@ -25,13 +28,16 @@ class CallSiteLine:
     line: int
     level: str
     msg: str
-    shape: str  # "json" | "klog"
+    shape: str  # "json" | "klog" | "logfmt" (2018, before v0.6: no release catalogued)
 
 
 def call_site(raw: str) -> CallSiteLine | None:
     pos = _POS.search(raw)
     if pos is not None:
         return _json_site(raw, pos.group(1))
+    old = _LOGFMT.search(raw)
+    if old is not None:
+        return CallSiteLine(old.group(2), int(old.group(3)), old.group(1), "", "logfmt")
     klog = _KLOG.search(raw.rstrip("\r\n"))
     if klog is None:
         return None

@@ -298,3 +298,25 @@ def test_kvsim_refuses_a_release_that_lacks_a_call_site_it_prints():
     call site, rather than invent a line that release never printed."""
     with pytest.raises(ReleaseGap, match=r"v1\.7\.4 has no call site like v1\.9\.0's \S+\.go:\d+"):
         _simulated_band("v1.7.4")
+
+
+def test_2018_logfmt_lines_are_attributed_shown_and_never_judged(tmp_path, capsys):
+    """KubeVirt before v0.6 logged logfmt with ``OfflineVirtualMachine`` as the VM's kind. Such
+    lines (kvsim's, in that era's shape) reach the VM's timeline, the release is read as before
+    v0.6, and no finding is a violation."""
+    capture = legitimate(3).capture()
+    log = next(log for log, _ in capture.logs if any('"uid"' in line.body for line in log.lines))
+    path = tmp_path / "virt-controller-2018.log"
+    path.write_text(log.logfmt_era())
+    code, out, _ = run_cli(capsys, "check", "-A", "--log", str(path), "-o", "json")
+    report = json.loads(out)
+    assert code == 0 and report["items"], out[:400]
+    assert report["spec"]["kubevirtVersion"] == "before v0.6"
+    assert report["spec"]["kubevirtVersionSource"].endswith("log line(s) in the 2018 logfmt")
+    findings = [f for vm in report["items"] for f in vm["findings"]]
+    assert findings and not [f for f in findings if f["status"] == "violation"]
+    vm = report["items"][0]
+    code, out, _ = run_cli(
+        capsys, "timeline", f"{vm['namespace']}/{vm['name']}", "--log", str(path), "-o", "json"
+    )
+    assert code == 0 and json.loads(out)["items"]

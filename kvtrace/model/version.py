@@ -22,6 +22,7 @@ class VersionInfo:
     band: str | None = None  # the releases the log lines' call sites fit, e.g. "v1.7.3–v1.8.4"
     band_releases: tuple[str, ...] = ()
     disagreements: tuple[str, ...] = ()
+    pre_v1_lines: int = 0  # 2018-era logfmt lines: KubeVirt before v0.6
 
     @property
     def covered(self) -> bool | None:
@@ -29,7 +30,7 @@ class VersionInfo:
         v1.7.0–v1.9.x: stated so, or every release the log lines fit is outside; None when
         unknown or the band straddles the edge."""
         band = [p for p in map(parse, self.band_releases) if p]
-        if band and not any(_modelled(p) for p in band):
+        if self.pre_v1_lines or (band and not any(_modelled(p) for p in band)):
             return False
         stated = parse(self.version)
         if stated is not None:
@@ -88,6 +89,9 @@ def detect(evidence: Evidence, flag: str | None = None) -> VersionInfo:
     image tag; each checked against the releases the log lines' call sites fit."""
     band, per_log = _log_band(evidence)
     stated = _stated(evidence, flag)
+    if band.pre_v1 and stated.version is None:
+        source = f"{band.pre_v1} log line(s) in the 2018 logfmt"
+        return VersionInfo("before v0.6", source, pre_v1_lines=band.pre_v1)
     if stated.version is None and band.releases:
         lines = f"call sites of {band.lines} log line(s)"
         return VersionInfo(None, lines, *_band_fields(band), disagreements=per_log)
@@ -127,6 +131,7 @@ def _log_band(evidence: Evidence) -> tuple[Band, tuple[str, ...]]:
     for _, band in bands:
         total.lines += band.lines
         total.unknown += band.unknown
+        total.pre_v1 += band.pre_v1
         if band.releases is not None:
             both = band.releases if total.releases is None else total.releases & band.releases
             total.releases = both

@@ -149,6 +149,7 @@ class Band:
     lines: int = 0  # lines of virt-controller's files that were read
     unknown: int = 0  # of those, lines no catalogued release prints at that pos
     example: str = ""  # one such line, for the report
+    pre_v1: int = 0  # 2018-era logfmt lines: KubeVirt before v0.6, no release catalogued
 
     def add(self, line: CallSiteLine, found: frozenset[str]) -> None:
         self.lines += 1
@@ -165,6 +166,9 @@ def release_band(lines: Iterable[CallSiteLine]) -> Band:
     foreign line must not empty the band."""
     known, band = catalog(), Band()
     for line in lines:
+        if line.shape == "logfmt":
+            band.pre_v1 += 1
+            continue
         found = known.releases_of(line)
         if found is not None:
             band.add(line, found)
@@ -185,6 +189,6 @@ def stream_bands(streams: Iterable[LogStream], limit: int = SCAN_LINES) -> list[
                 band = release_band(line for line in lines if line is not None)
         except OSError:
             continue
-        if band.lines:
+        if band.lines or band.pre_v1:
             out.append((stream.info.source_id, band))
     return out

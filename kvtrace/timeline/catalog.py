@@ -19,6 +19,9 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from parsers.logfmt import ERA_FLAG
+from parsers.records import LogRecord
+
 # Version bands used for positions: vm.go line numbers are shared by v1.7.1–v1.7.2 and by
 # v1.7.3–v1.8.4.
 V170, V171, V173, V190 = "v1.7.0", "v1.7.1", "v1.7.3", "v1.9.0"
@@ -430,6 +433,26 @@ _BY_FIRST_WORD: dict[str, list[Message]] = {}
 for _msg in CATALOG:
     _first = _msg.pattern.pattern.lstrip("^").split(" ", 1)[0]
     _BY_FIRST_WORD.setdefault(_first if _first.isalpha() else "", []).append(_msg)
+
+
+# KubeVirt before v0.6 (2018) logged logfmt, and its VM kind was ``OfflineVirtualMachine``
+# (its ``VirtualMachine`` was today's VMI). No release of that era is catalogued or modelled: its
+# lines about a VM are shown in the VM's timeline and judged by no rule.
+PRE_V1_VM = Message(
+    "vm.pre-v1",
+    "info",
+    re.compile(r".*", re.S),
+    "a 2018-era (logfmt) line about an OfflineVirtualMachine: shown, not judged",
+)
+
+
+def match_record(record: LogRecord) -> tuple[Message, dict[str, str]] | None:
+    """:func:`match` for a parsed line; a 2018-era line about an OfflineVirtualMachine that
+    matches nothing is :data:`PRE_V1_VM`."""
+    found = match(record.msg, record.pos)
+    if found is None and ERA_FLAG in record.flags and record.kind == "OfflineVirtualMachine":
+        return PRE_V1_VM, {}
+    return found
 
 
 def match(text: str, pos: str | None = None) -> tuple[Message, dict[str, str]] | None:

@@ -183,7 +183,7 @@ def _is_launcher_of(name: str | None, scope: VMScope) -> bool:
 
 
 def _row_for(record: LogRecord, scope: VMScope, stream: LogStream) -> TimelineRow | None:
-    found = catalog.match(record.msg, record.pos)
+    found = catalog.match_record(record)
     entry, matched = found if found else (None, {})
     if entry and entry.category == "leader":
         return make_row(record, stream, entry, matched, None)

@@ -151,7 +151,7 @@ def route_record(
     report: SourceReport,
     dedup: LineDedup,
 ) -> None:
-    found = catalog.match(record.msg, record.pos)
+    found = catalog.match_record(record)
     entry, matched = found if found else (None, {})
     leader = entry is not None and entry.category == "leader"
     keys = set() if leader else router.keys_for(record, matched, entry.id if entry else None)
