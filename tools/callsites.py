@@ -507,7 +507,7 @@ def main() -> int:
         return 0 if current == text else 1
     args.out.write_text(text, encoding="utf-8")
     print(
-        f"{args.out}: {len(json.loads(text)['sites'])} sites over {len(tags)} releases",
+        f"{args.out}: {len(json.loads(text)['sites'])} sites ({len(tags)} release(s) read)",
         file=sys.stderr,
     )
     return 0
