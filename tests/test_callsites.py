@@ -21,14 +21,13 @@ import pytest
 from kvsim.histories import legitimate
 from kvsim.releases import ReleaseGap
 from kvtrace.timeline import catalog as messages
-from kvtrace.timeline.callsites import Band, CallSite, catalog, release_band
+from kvtrace.timeline.callsites import VERB, Band, CallSite, catalog, release_band
 from parsers.callsite import CallSiteLine, call_site
 from tests.conftest import ROOT, SAMPLES
 from tests.helpers import run_cli
 
 VM_VMI_FILES = {"vm.go", "lifecycle.go", "vmi.go", "datavolumes.go", "storage.go"}
 VM_VMI_FILES |= {"volume-hotplug.go"}
-VERB = re.compile(r"%[-+# 0]*\d*(?:\.\d+)?[vTtbcdoOqxXUeEfFgGsp%]")
 
 
 def _tool():  # type: ignore[no-untyped-def]

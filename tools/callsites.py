@@ -299,17 +299,17 @@ def _site(
     loggers: dict[str, int | None],
     consts: dict[str, str],
 ) -> Site | None:
-    root = receiver.split(".")[0].split("(")[0]
     verbosity = re.findall(r"\.V\((\d+)\)", receiver)
+    direct = KV_ROOT.match(receiver) is not None
     if receiver.startswith(("klog", "glog")) and method in KLOG_METHODS:
         logger, level = "klog", KLOG_METHODS[method]
         v: int | None = int(verbosity[-1]) if verbosity else 0
-    elif method in KV_METHODS and (KV_ROOT.match(receiver) or _logger_root(receiver, loggers)):
+    elif method in KV_METHODS and (direct or _last_field(receiver) in loggers):
         logger, level = "kubevirt", KV_METHODS[method]
-        inherited = loggers.get(_last_field(receiver)) if not KV_ROOT.match(receiver) else None
-        v = int(verbosity[-1]) if verbosity else inherited if inherited is not None else 2
+        inherited = None if direct else loggers.get(_last_field(receiver))
+        fallback = 2 if inherited is None else inherited  # a plain Info is V(2)
+        v = int(verbosity[-1]) if verbosity else fallback
     else:
-        del root
         return None
     args, _ = args_of(code, paren)
     printf = method.endswith("f")
@@ -325,10 +325,6 @@ def _site(
 def _last_field(receiver: str) -> str:
     head = re.split(r"\.(?:V|Object|Reason|With|Level|Key|ObjectRef)\(", receiver, maxsplit=1)[0]
     return head.split(".")[-1]
-
-
-def _logger_root(receiver: str, loggers: dict[str, int | None]) -> bool:
-    return _last_field(receiver) in loggers
 
 
 def _looks_like_logging(receiver: str, method: str) -> bool:

@@ -100,10 +100,10 @@ def _known_release(ctx: click.Context, param: click.Parameter, value: str | None
         return None
     from kvtrace.timeline.callsites import catalog
 
-    releases = catalog().releases
-    wanted = value if value.startswith("v") else f"v{value}"
-    if wanted in releases or any(r.startswith(f"{wanted}.") for r in releases):
-        return wanted
+    known = catalog()
+    if known.named(value):
+        return value if value.startswith("v") else f"v{value}"
+    releases = known.releases
     raise UsageError(
         f"--kubevirt-version {value} names no KubeVirt release kvtrace knows "
         f"({releases[0]} … {releases[-1]}, or a minor line such as v1.7); a newer release "

@@ -44,10 +44,7 @@ class Assessment:
             else v
             for v in self.verdicts
         ]
-        self.by_row = {}
-        for verdict in self.verdicts:
-            for index in verdict.rows:
-                self.by_row.setdefault(index, []).append(verdict)
+        self.by_row = _by_row(self.verdicts)
 
     def unverifiable(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.status == UNVERIFIABLE]
@@ -86,8 +83,14 @@ def assess(timeline: Timeline, keep_explained: bool = True) -> Assessment:
             verdicts.append(
                 Verdict(rule.id, rule.severity, finding.status, finding.why, finding.rows)
             )
-    assessment = Assessment(verdicts, explained_count=None if keep_explained else explained)
+    counted = None if keep_explained else explained
+    return Assessment(verdicts, _by_row(verdicts), explained_count=counted)
+
+
+def _by_row(verdicts: list[Verdict]) -> dict[int, list[Verdict]]:
+    """Each evidence row's verdicts."""
+    found: dict[int, list[Verdict]] = {}
     for verdict in verdicts:
         for index in verdict.rows:
-            assessment.by_row.setdefault(index, []).append(verdict)
-    return assessment
+            found.setdefault(index, []).append(verdict)
+    return found

@@ -150,14 +150,8 @@ def _band_fields(band: Band) -> tuple[str | None, tuple[str, ...]]:
 def _fits(version: str, releases: tuple[str, ...]) -> bool | None:
     """Does ``v1.9.0`` (or the minor line ``v1.9``) name a release of the band? None: it names
     no catalogued release at all (a newer one, a downstream version)."""
-    found = _SEMVER.fullmatch(version.strip()) or _MINOR.fullmatch(version.strip())
-    if found is None:
-        return None
-    wanted = "v" + ".".join(g for g in found.groups() if g is not None)
-    known = catalog().releases
-    if wanted not in known and not any(r.startswith(f"{wanted}.") for r in known):
-        return None
-    return wanted in releases or any(r.startswith(f"{wanted}.") for r in releases)
+    named = catalog().named(version)
+    return bool(set(named) & set(releases)) if named else None
 
 
 def _from_images(evidence: Evidence) -> VersionInfo:

@@ -80,7 +80,7 @@ def verify_pod(
     if report.vmi is None:
         report.problems.append(f"no VMI: could check only {POD_ONLY}; not checked: {NEEDS_VMI}")
     elif report.settings is not None:
-        if version.found is None and not version_flag:
+        if version.found is None:  # no flag, tag, CR or manifest named it
             report.version = release_from_request(report.pod, report.vmi, report.settings, version)
         _verify_with_vmi(report, report.vmi, report.settings)
     return report

@@ -21,7 +21,7 @@ from itertools import islice
 from kvtrace.evidence import LogStream
 from parsers.callsite import CallSiteLine, call_site
 
-_VERB = re.compile(r"%[-+# 0]*\d*(?:\.\d+)?[vTtbcdoOqxXUeEfFgGsp%]")
+VERB = re.compile(r"%[-+# 0]*\d*(?:\.\d+)?[vTtbcdoOqxXUeEfFgGsp%]")
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class CallSite:
             return "run-time message"
         if not self.printf:
             return self.format
-        return _VERB.sub(_filled, self.format)
+        return VERB.sub(_filled, self.format)
 
 
 def _filled(verb: re.Match[str]) -> str:
@@ -71,7 +71,7 @@ def _pattern(fmt: str | None, printf: bool) -> re.Pattern[str]:
     if not printf:
         return re.compile(re.escape(fmt), re.S)
     parts, at = [], 0
-    for verb in _VERB.finditer(fmt):
+    for verb in VERB.finditer(fmt):
         parts.append(re.escape(fmt[at : verb.start()]))
         parts.append("%" if verb.group() == "%%" else ".*?")
         at = verb.end()
@@ -98,19 +98,27 @@ class Catalog:
                 found |= releases
         return found
 
+    def named(self, version: str) -> tuple[str, ...]:
+        """The releases ``v1.9.0`` (or ``1.9.0``, or the minor line ``v1.7``) names; empty when
+        it names none of the catalog's."""
+        wanted = version.strip()
+        wanted = wanted if wanted.startswith("v") else f"v{wanted}"
+        return tuple(r for r in self.releases if r == wanted or r.startswith(f"{wanted}."))
+
     def span(self, releases: Iterable[str]) -> str:
         """``v1.7.3–v1.8.4`` for a run of consecutive releases, else the runs joined."""
         wanted = set(releases)
         runs: list[list[str]] = []
+        current: list[str] = []
         for release in self.releases:
-            if release not in wanted:
-                if runs and runs[-1]:
-                    runs.append([])
-                continue
-            if not runs:
-                runs.append([])
-            runs[-1].append(release)
-        text = [r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs if r]
+            if release in wanted:
+                current.append(release)
+            elif current:
+                runs.append(current)
+                current = []
+        if current:
+            runs.append(current)
+        text = [r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs]
         return ", ".join(text) if text else "none"
 
 
