@@ -237,4 +237,4 @@ def test_a_request_no_release_computes_is_said_so(tmp_path, capsys):
     vmi = OVERHEAD / "vm-2cpu-2gi-vmi.yaml"
     code, out, _ = kvtrace(capsys, "--pod-file", str(pod), "--vmi-file", str(vmi))
     assert code == 3
-    assert "no release v1.0–v1.9 gives the request 2330Mi: checked against v1.9" in out
+    assert "no release v0.53–v1.9 gives the request 2330Mi: checked against v1.9" in out

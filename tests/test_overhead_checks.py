@@ -54,9 +54,9 @@ def test_cpu_request_string_as_the_controller_writes_it(total, ratio, text):
 
 def test_cpu_request_counts_supplemental_pool_threads_from_v1_6():
     vmi = VmiView(make_vmi(2, ioThreads={"supplementalPoolThreadCount": 2}))
-    assert str(expected_cpu(vmi, RELEASES[9], settings()).request) == "400m"
-    assert str(expected_cpu(vmi, RELEASES[5], settings()).request) == "200m"
-    assert str(expected_cpu(vmi, RELEASES[9], settings(cpu_allocation_ratio=1)).request) == "4"
+    assert str(expected_cpu(vmi, RELEASES[(1, 9)], settings()).request) == "400m"
+    assert str(expected_cpu(vmi, RELEASES[(1, 5)], settings()).request) == "200m"
+    assert str(expected_cpu(vmi, RELEASES[(1, 9)], settings(cpu_allocation_ratio=1)).request) == "4"
 
 
 def test_dedicated_with_emulator_thread_and_parity():
@@ -68,11 +68,11 @@ def test_dedicated_with_emulator_thread_and_parity():
         "isolateEmulatorThread": True,
     }
     vmi = make_vmi(cpu=cpu)
-    plan = expected_cpu(VmiView(vmi), RELEASES[9], settings())
+    plan = expected_cpu(VmiView(vmi), RELEASES[(1, 9)], settings())
     assert (str(plan.request), str(plan.limit)) == ("4", "4")
     vmi["metadata"]["annotations"] = {"alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity": ""}
     vmi["spec"]["domain"]["cpu"]["sockets"] = 4
-    plan = expected_cpu(VmiView(vmi), RELEASES[9], settings())
+    plan = expected_cpu(VmiView(vmi), RELEASES[(1, 9)], settings())
     assert (str(plan.request), str(plan.limit)) == ("6", "6")
 
 

@@ -41,12 +41,12 @@ def total(
     vmi: dict[str, Any], minor: int = 9, kubevirt: dict[str, Any] | None = None, **flags: Any
 ) -> int:
     settings = resolve_settings(kubevirt, SettingFlags(**flags))
-    return overhead_terms(VmiView(vmi), RELEASES[minor], settings).total
+    return overhead_terms(VmiView(vmi), RELEASES[(1, minor)], settings).total
 
 
 def terms(vmi: dict[str, Any], minor: int = 9, **flags: Any) -> dict[str, Any]:
     settings = resolve_settings(None, SettingFlags(**flags))
-    return {t.key: t for t in overhead_terms(VmiView(vmi), RELEASES[minor], settings).terms}
+    return {t.key: t for t in overhead_terms(VmiView(vmi), RELEASES[(1, minor)], settings).terms}
 
 
 def test_seed_2_vcpu_2gi_is_280mi():
@@ -242,7 +242,7 @@ def test_binding_plugins_counted_once_per_registered_plugin():
     [("1.5", True), ("2", True), ("", False), (None, False), ("abc", False), ("1,5", False)],
 )
 def test_ratio_parsing(text, applies):
-    ratio, _ = parse_ratio(text, RELEASES[9])
+    ratio, _ = parse_ratio(text, RELEASES[(1, 9)])
     assert (ratio is not None) is applies
 
 
@@ -252,20 +252,21 @@ def test_every_term_names_its_source_and_condition():
 
 
 @pytest.mark.parametrize(
-    ("version", "minor", "flagged"),
+    ("version", "key", "flagged"),
     [
-        ("v1.9.0", 9, False),
-        ("v1.5.3", 5, False),
-        ("1.0.1", 0, False),
-        ("v0.59.0", 0, True),
-        ("v1.10.0", 9, True),
-        (None, 9, True),
-        ("latest", 9, True),
+        ("v1.9.0", (1, 9), False),
+        ("v1.5.3", (1, 5), False),
+        ("1.0.1", (1, 0), False),
+        ("v0.59.0", (0, 59), False),
+        ("v0.52.3", (0, 53), True),
+        ("v1.10.0", (1, 9), True),
+        (None, (1, 9), True),
+        ("latest", (1, 9), True),
     ],
 )
-def test_version_choice(version, minor, flagged):
+def test_version_choice(version, key, flagged):
     choice = choose_release(version, "test")
-    assert choice.release.minor == minor and (choice.note is not None) is flagged
+    assert choice.release.key == key and (choice.note is not None) is flagged
 
 
 def test_image_tag():

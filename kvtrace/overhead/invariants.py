@@ -197,7 +197,7 @@ def console_checks(
 ) -> list[Check]:
     wanted, why = console_expected(vmi, settings)
     if release.console_log == "none":
-        wanted, why = False, "no guest-console-log container in v1.0"
+        wanted, why = False, f"no guest-console-log container before v1.1 ({release.tag})"
     init = release.console_log == "init"
     container = pod.container(CONSOLE, init=init)
     placement = _console_placement(container, wanted, init, why)

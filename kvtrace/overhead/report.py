@@ -16,11 +16,20 @@ from kvtrace.overhead.expected import expected_memory
 from kvtrace.overhead.pod import PodView
 from kvtrace.overhead.settings import OverheadSettings, SettingFlags, resolve_settings
 from kvtrace.overhead.total import Overhead, overhead_terms
-from kvtrace.overhead.versions import RELEASES, Release, VersionChoice, choose_release, image_tag
+from kvtrace.overhead.versions import (
+    ALL_RELEASES,
+    HIGHEST,
+    LOWEST,
+    Release,
+    VersionChoice,
+    choose_release,
+    image_tag,
+)
 from kvtrace.overhead.vmi_spec import FieldError, VmiView, dig
 from parsers.quantity import QuantityError
 
 POD_ONLY = "qemuTimeout, readinessGate"
+_SPAN = f"{LOWEST.line}–{HIGHEST.line}"
 NEEDS_VMI = "overhead terms, annotation, VMI status, memory, CPU, grace periods, devices, "
 NEEDS_VMI += "guest-console-log, runAsUser"
 
@@ -98,10 +107,10 @@ def release_from_request(
     if actual is None:
         return unknown
     wanted = actual.bytes()
-    matching = [r for r in RELEASES.values() if _request_of(vmi, r, settings) == wanted]
+    matching = [r for r in ALL_RELEASES if _request_of(vmi, r, settings) == wanted]
     if not matching:
         note = (
-            f"KubeVirt version unknown ({unknown.source}) and no release v1.0–v1.9 gives the "
+            f"KubeVirt version unknown ({unknown.source}) and no release {_SPAN} gives the "
             f"request {actual}: checked against {unknown.release.tag}; --kubevirt-version decides"
         )
         return VersionChoice(unknown.release, None, unknown.source, note)

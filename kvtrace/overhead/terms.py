@@ -3,7 +3,8 @@
 ``overhead_terms`` returns every term in the order the controller adds them, applied or not,
 each with its condition, why, bytes and source position. Positions are exact for v1.9.0
 (``kvm/hypervisorbackend.go``, which v1.8.0 already has); for older releases they name the
-function (``GetMemoryOverhead`` in that release's ``services/renderresources.go``).
+function at the release's tag (``GetMemoryOverhead`` in ``services/template.go`` up to v0.55,
+in ``services/renderresources.go`` from v0.56 to v1.7; ``Release.overhead_at``).
 """
 
 from __future__ import annotations
@@ -12,11 +13,16 @@ from dataclasses import dataclass
 
 from kvtrace.overhead.settings import OverheadSettings
 from kvtrace.overhead.versions import Release
-from kvtrace.overhead.vmi_spec import VmiView, as_list, as_map, overhead_vcpus
+from kvtrace.overhead.vmi_spec import (
+    VmiView,
+    as_list,
+    as_map,
+    overhead_vcpus,
+    webhook_memory_request,
+)
 from parsers.quantity import mebibytes
 
 MI = 1024 * 1024
-_FUNCTION_LINE = {0: 288, 1: 299, 2: 307, 3: 303, 4: 303, 5: 329, 6: 392, 7: 425}
 
 
 @dataclass(frozen=True)
@@ -38,10 +44,9 @@ class Term:
 
 def source(release: Release, v19: str) -> str:
     """The v1.9.0 position for v1.8/v1.9, else the release's ``GetMemoryOverhead``."""
-    if release.minor >= 8:
+    if release.key >= (1, 8):
         return v19
-    line = _FUNCTION_LINE[release.minor]
-    return f"v1.{release.minor}.0:services/renderresources.go:{line} (GetMemoryOverhead)"
+    return f"{release.overhead_at} (GetMemoryOverhead)"
 
 
 def _kvm(lines: str) -> str:
@@ -62,20 +67,12 @@ class Context:
 
 def effective_request(ctx: Context) -> tuple[int, str]:
     """R for the page tables: the VMI memory request (before v1.7 as the webhook defaulted it)."""
+    if ctx.release.request_defaulted_by_webhook:
+        return webhook_memory_request(ctx.vmi, ctx.settings.memory_overcommit.value)
     request = ctx.vmi.resource("requests", "memory")
     if request is not None and request.value != 0:
         return request.bytes(), f"spec.domain.resources.requests.memory {request}"
-    if not ctx.release.request_defaulted_by_webhook:
-        return 0, "no spec.domain.resources.requests.memory (memory.guest is not used)"
-    limit = ctx.vmi.resource("limits", "memory")
-    if limit is not None and limit.value != 0:
-        return limit.bytes(), f"request defaulted from the limit {limit} (webhook, before v1.7)"
-    guest = ctx.vmi.memory("guest")
-    if guest is None:
-        return 0, "no memory request, limit or memory.guest"
-    overcommit = ctx.settings.memory_overcommit.value
-    value = guest.bytes() * 100 // overcommit
-    return value, f"request defaulted from memory.guest {guest} ×100/{overcommit} (before v1.7)"
+    return 0, "no spec.domain.resources.requests.memory (memory.guest is not used)"
 
 
 def page_tables(ctx: Context) -> Term:
@@ -93,12 +90,14 @@ def page_tables(ctx: Context) -> Term:
 
 
 def fixed_terms(ctx: Context) -> list[Term]:
+    """The per-process constants; before v0.59 the daemon was libvirtd (key kept virtqemud)."""
     rel = ctx.release
+    daemon = "virtqemud" if rel.virtqemud else "libvirtd"
     parts = [
         ("virtLauncherMonitor", "virt-launcher-monitor", 25, "38, 83"),
-        ("virtLauncher", "virt-launcher", 100, "39, 84"),
+        ("virtLauncher", "virt-launcher", rel.virt_launcher_mi, "39, 84"),
         ("virtlogd", "virtlogd", rel.virtlogd_mi, "40, 85"),
-        ("virtqemud", "virtqemud", rel.virtqemud_mi, "41, 86"),
+        ("virtqemud", daemon, rel.virtqemud_mi, "41, 86"),
         ("qemu", "QEMU (without guest RAM)", 30, "42, 87"),
     ]
     return [

@@ -4,7 +4,8 @@ Order as in the controller (v1.9.0): the ``GetMemoryOverhead`` terms, the ratio
 (``kvm/hypervisorbackend.go:165-175, 203-209``), then the network memory that
 ``CalculateMemoryOverhead`` adds after it (``services/template.go:1687-1691``;
 ``network/resources/memory.go:34-100``). Before v1.6 the 100Mi dedicated/QoS term came after the
-ratio; v1.0–v1.2 had 800Mi per ``passt`` interface before it.
+ratio; v0.59–v1.2 had 800Mi per ``passt`` interface before it. Before v0.58.2 (and in v0.59.0)
+there was no ratio (``Release.ratio``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from kvtrace.overhead import terms as t
 from kvtrace.overhead.settings import OverheadSettings
-from kvtrace.overhead.versions import Release
+from kvtrace.overhead.versions import RELEASES, Release
 from kvtrace.overhead.vmi_spec import VmiView, as_map, wants_qos_guaranteed
 
 MI = t.MI
@@ -54,7 +55,7 @@ def qos_term(ctx: t.Context) -> t.Term:
     dedicated, qos = ctx.vmi.dedicated, wants_qos_guaranteed(ctx.vmi)
     hit = (dedicated or qos) and ctx.release.qos_term != "none"
     if ctx.release.qos_term == "none":
-        why = "no such term in v1.0"
+        why = f"no such term before v1.1 ({ctx.release.tag})"
     elif dedicated:
         why = "dedicatedCpuPlacement: true"
     else:
@@ -94,17 +95,19 @@ def legacy_passt_term(ctx: t.Context) -> t.Term:
     ifaces = [i for i in ctx.vmi.interfaces if "passt" in i and not i.get("ports")]
     hit = ctx.release.legacy_passt_800 and bool(ifaces)
     if not ctx.release.legacy_passt_800:
-        why = "removed in v1.3"
+        late = ctx.release.key > (1, 2)
+        why = "removed in v1.3" if late else f"added in v0.59 (this is {ctx.release.tag})"
     else:
         why = f"{len(ifaces)} passt interface(s) without ports" if ifaces else "no passt interface"
+    where = ctx.release if ctx.release.legacy_passt_800 else RELEASES[(1, 2)]
     return t.Term(
         "legacyPasst",
-        "passt (v1.0–v1.2)",
+        "passt (v0.59–v1.2)",
         "800Mi per passt interface without ports, before the ratio",
         hit,
         why,
         len(ifaces) * 800 * MI,
-        "v1.2.0:services/renderresources.go:307 (GetMemoryOverhead)",
+        f"{where.overhead_at} (GetMemoryOverhead)",
     )
 
 
@@ -121,6 +124,8 @@ def parse_ratio(text: str | None, release: Release) -> tuple[float | None, str]:
 
 def ratio_term(ctx: t.Context, overhead: int) -> t.Term:
     ratio, why = parse_ratio(ctx.settings.overhead_ratio.value, ctx.release)
+    if not ctx.release.ratio:
+        ratio, why = None, f"no overhead ratio in {ctx.release.tag} (v0.58.2, v0.59.1 and later)"
     added = 0
     if ratio is not None:
         kilobytes = -(-overhead // 1000)

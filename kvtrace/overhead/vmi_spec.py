@@ -105,6 +105,44 @@ class VmiView:
         return count if isinstance(count, int) and not isinstance(count, bool) else 0
 
 
+def webhook_memory_request(vmi: VmiView, overcommit: int) -> tuple[int, str]:
+    """``requests.memory`` as the VMI webhook of v0.53–v1.6 left it, and how it got there.
+
+    The request; else a non-zero limit; else, only when the request key is absent,
+    ``memory.guest`` or else the hugepage size, ×100/memoryOvercommit unless that is 100
+    (``v0.53.0:vmi-mutator.go:312-343``, ``v1.0.0:webhooks/defaults.go:128-159``,
+    ``v1.6.0:defaults/defaults.go:317-349``).
+    """
+    request = vmi.resource("requests", "memory")
+    if request is not None and request.value != 0:
+        return request.bytes(), f"spec.domain.resources.requests.memory {request}"
+    limit = vmi.resource("limits", "memory")
+    if limit is not None and limit.value != 0:
+        return limit.bytes(), f"request defaulted from the limit {limit} (webhook, before v1.7)"
+    if request is not None:
+        return 0, f"requests.memory {request} (the webhook keeps a zero request)"
+    memory, what = _guest_or_page_size(vmi)
+    if memory <= 0:
+        return 0, "no memory request, limit, memory.guest or hugepages"
+    if overcommit == 100:
+        return memory, f"request defaulted from {what} (webhook, before v1.7)"
+    value = memory * 100 // overcommit
+    return value, f"request defaulted from {what} ×100/{overcommit} (webhook, before v1.7)"
+
+
+def _guest_or_page_size(vmi: VmiView) -> tuple[int, str]:
+    guest = vmi.memory("guest")
+    if guest is not None:
+        return guest.bytes(), f"memory.guest {guest}"
+    size = vmi.hugepages_size
+    if size is None:
+        return 0, ""
+    try:
+        return parse_quantity(size).bytes(), f"hugepage size {size}"
+    except QuantityError:  # the webhook skips a page size it cannot parse
+        return 0, ""
+
+
 def topology_vcpus(cpu: Any) -> int:
     """cores × sockets × threads, skipping zeros; all zero gives 0 (``hw_utils.go:87-104``)."""
     product, seen = 1, False
