@@ -111,9 +111,9 @@ def status_check(vmi: VmiView, total: int, release: Release, settings: OverheadS
 
 
 def memory_checks(
-    pod: PodView, vmi: VmiView, settings: OverheadSettings, total: int
+    pod: PodView, vmi: VmiView, settings: OverheadSettings, total: int, release: Release
 ) -> list[Check]:
-    plan = expected_memory(vmi, settings, total)
+    plan = expected_memory(vmi, settings, total, release)
     note = "; ".join(plan.notes)
     src = "services/renderresources.go:220-306, 356-359"
     checks = [

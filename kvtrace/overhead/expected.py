@@ -3,7 +3,9 @@
 ``expected_memory`` follows ``services/renderresources.go:220-306, 356-359`` (base request,
 overhead, limits, hugepages, ``overcommitGuestOverhead``); ``expected_cpu`` follows
 ``:120-147, 319-354`` (allocation ratio, dedicated CPUs, emulator thread). The VMI's own CPU
-request and limit win over calculated ones (``:77-89``).
+request and limit win over calculated ones (``:77-89``). Before v1.7 the base is the request as
+the webhook defaulted it (``v1.0.0:services/renderresources.go:176-189``); up to v0.55 the
+dedicated-CPU memory limit was set to the finished request (``v0.53.0:services/template.go:1044``).
 """
 
 from __future__ import annotations
@@ -12,8 +14,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from kvtrace.overhead.settings import OverheadSettings
-from kvtrace.overhead.versions import Release
-from kvtrace.overhead.vmi_spec import VmiView, as_map, dig, pod_vcpus, topology_vcpus
+from kvtrace.overhead.versions import HIGHEST, Release
+from kvtrace.overhead.vmi_spec import (
+    VmiView,
+    as_map,
+    dig,
+    pod_vcpus,
+    topology_vcpus,
+    webhook_memory_request,
+)
 from parsers.quantity import Quantity, parse_quantity, quantity_of
 
 PARITY_ANNOTATION = "alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity"
@@ -35,8 +44,14 @@ class CpuPlan:
     limit_note: str = ""
 
 
-def base_memory(vmi: VmiView, settings: OverheadSettings) -> tuple[int | None, str]:
-    """The base request before the overhead (``renderresources.go:263-293``)."""
+def base_memory(
+    vmi: VmiView, settings: OverheadSettings, release: Release = HIGHEST
+) -> tuple[int | None, str]:
+    """The base request before the overhead (``renderresources.go:263-293``); before v1.7 the
+    VMI's request as the webhook left it (``v1.6.0:services/renderresources.go:255-268``)."""
+    if release.request_defaulted_by_webhook:
+        value, why = webhook_memory_request(vmi, settings.memory_overcommit.value)
+        return (value or None), why
     request = vmi.resource("requests", "memory")
     if request is not None and request.value != 0:
         return request.bytes(), "VMI memory request"
@@ -62,8 +77,18 @@ def _limit_base(vmi: VmiView, base: int | None) -> int | None:
     return limit.bytes() if limit is not None else None
 
 
-def expected_memory(vmi: VmiView, settings: OverheadSettings, overhead: int) -> MemoryPlan:
-    base, why = base_memory(vmi, settings)
+def expected_memory(
+    vmi: VmiView, settings: OverheadSettings, overhead: int, release: Release = HIGHEST
+) -> MemoryPlan:
+    base, why = base_memory(vmi, settings, release)
+    plan = _memory_plan(vmi, base, why, overhead)
+    if vmi.dedicated and release.dedicated_limit_is_request:
+        plan.limit = plan.request
+        plan.notes.append(f"dedicated: limit = the finished request ({release.tag})")
+    return plan
+
+
+def _memory_plan(vmi: VmiView, base: int | None, why: str, overhead: int) -> MemoryPlan:
     limit_base = _limit_base(vmi, base)
     if vmi.hugepages_size:
         return _hugepages_plan(vmi, base, limit_base, overhead, why)
@@ -141,19 +166,24 @@ def _dedicated_cpu(vmi: VmiView, release: Release) -> CpuPlan:
         limit = own_lim.value + pool if own_lim is not None else None
     notes = [f"dedicated: {vcpus} vCPU + {pool} pool threads"]
     if vmi.domain("cpu", "isolateEmulatorThread") is True:
-        extra = _emulator_threads(vmi, limit or Decimal(0), pool)
+        extra = _emulator_threads(vmi, limit or Decimal(0), pool, release)
         limit = (limit or Decimal(0)) + extra
         request = request + extra if request is not None else None
         notes.append(f"isolateEmulatorThread: +{extra}")
     return CpuPlan(_cpu(request), _cpu(limit), notes)
 
 
-def _emulator_threads(vmi: VmiView, limit: Decimal, pool: int) -> int:
+def _emulator_threads(vmi: VmiView, limit: Decimal, pool: int, release: Release) -> int:
+    """1, or 2 with the parity annotation and an even count.
+
+    The annotation is read from v1.2 (``v1.2.0:services/renderresources.go:220-224``).
+    """
     annotations = as_map(dig(vmi.body, "metadata", "annotations"))
     policy = vmi.domain("ioThreadsPolicy")
     additional = pool if policy == "supplementalPool" else 0
     whole = int(limit.to_integral_value(rounding="ROUND_UP"))
-    if PARITY_ANNOTATION in annotations and (whole + additional) % 2 == 0:
+    parity = release.emulator_parity and PARITY_ANNOTATION in annotations
+    if parity and (whole + additional) % 2 == 0:
         return 2
     return 1
 

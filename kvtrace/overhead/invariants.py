@@ -33,6 +33,7 @@ _CONSOLE_DEFAULTS = {
     "requests": {"cpu": "5m", "memory": "35M"},
     "limits": {"cpu": "15m", "memory": "60M"},
 }
+NON_ROOT_GATES = ("NonRoot", "NonRootExperimental")  # v0.53–v0.58
 DEVICES = ("devices.kubevirt.io/kvm", "devices.kubevirt.io/tun", "devices.kubevirt.io/vhost-net")
 
 
@@ -155,8 +156,27 @@ def _named(label: str, names: list[str]) -> str:
     return f"{label} {', '.join(names)}" if names else ""
 
 
-def run_as_user_checks(pod: PodView, vmi: VmiView) -> list[Check]:
-    non_root, why = is_non_root(vmi)
+def webhook_runtime_user(release: Release, settings: OverheadSettings) -> tuple[bool, str]:
+    """What the webhook would have written to ``status.runtimeUser`` (non-root or not).
+
+    From v0.59 107 unless the Root gate is on (``v0.59.0:vmi-mutator.go:108-110``); before, 107
+    only with the NonRoot gate (``v0.53.0:vmi-mutator.go:141-152``, ``feature-gates.go:129-130``).
+    """
+    if release.non_root_by_default:
+        root = settings.gate_enabled("Root", beta_on_by_default=False)
+        return not root, "status.runtimeUser absent: assumed " + (
+            "0 (gate Root on)" if root else "107 (the webhook default without Root)"
+        )
+    gates = [g for g in NON_ROOT_GATES if settings.gate_enabled(g, beta_on_by_default=False)]
+    if gates:
+        return True, f"status.runtimeUser absent: assumed 107 (gate {gates[0]} on)"
+    return False, f"status.runtimeUser absent: assumed 0 ({release.tag}: root without NonRoot)"
+
+
+def run_as_user_checks(
+    pod: PodView, vmi: VmiView, release: Release, settings: OverheadSettings
+) -> list[Check]:
+    non_root, why = is_non_root(vmi, webhook_runtime_user(release, settings))
     want = "107" if non_root else "0"
     src = "services/template.go:374-393, 700-716; services/rendercontainer.go:207-221"
     pod_user = dig(pod.body, "spec", "securityContext", "runAsUser")

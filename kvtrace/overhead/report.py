@@ -126,7 +126,7 @@ def release_from_request(
 def _request_of(vmi: VmiView, release: Release, settings: OverheadSettings) -> int | None:
     try:
         total = overhead_terms(vmi, release, settings).total
-        return expected_memory(vmi, settings, total).request
+        return expected_memory(vmi, settings, total, release).request
     except (FieldError, QuantityError):
         return None
 
@@ -146,14 +146,14 @@ def _verify_with_vmi(report: OverheadReport, vmi: VmiView, settings: OverheadSet
         steps += [
             ("annotation", lambda: c.annotation_check(pod, total, release, settings)),
             ("vmiStatus", lambda: c.status_check(vmi, total, release, settings)),
-            ("memory", lambda: c.memory_checks(pod, vmi, settings, total)),
+            ("memory", lambda: c.memory_checks(pod, vmi, settings, total, release)),
         ]
     steps += [
         ("cpu", lambda: c.cpu_checks(pod, vmi, release, settings)),
         ("grace", lambda: inv.grace_checks(pod, vmi)),
         ("consoleLog", lambda: inv.console_checks(pod, vmi, release, settings)),
         ("devices", lambda: inv.device_check(pod, vmi, settings)),
-        ("runAsUser", lambda: inv.run_as_user_checks(pod, vmi)),
+        ("runAsUser", lambda: inv.run_as_user_checks(pod, vmi, release, settings)),
     ]
     for key, step in steps:
         found = c.guarded(key, step)

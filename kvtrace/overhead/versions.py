@@ -34,6 +34,7 @@ class Release:
     virtqemud: bool  # v0.59+: virtqemud replaced libvirtd (commit 7fd94473b9)
     video_mi: int  # 16 → 32 in v1.6 (commit 314fd5cfe8)
     request_defaulted_by_webhook: bool  # guest/limit copied into requests.memory before v1.7
+    dedicated_limit_is_request: bool  # v0.53–v0.55: memory limit := the final request
     qos_term: str  # "none" (<v1.1), "after-ratio" (v1.1–v1.5), "before-ratio" (v1.6+)
     sev_counts_snp: bool  # v1.7+ (commit 31bd088d0d)
     tpm_checks_enabled: bool  # v1.6+: `enabled: false` switches the 53Mi off
@@ -48,7 +49,9 @@ class Release:
     vmi_architecture: bool  # v1.2+: arm64 term reads vmi.spec.architecture first
     annotation: str  # "none" (<v1.8), "alpha" (v1.8, off by default), "beta" (v1.9, on)
     io_threads_in_cpu: bool  # v1.6+: supplementalPoolThreadCount added to CPU
+    emulator_parity: bool  # v1.2+: EmulatorThreadCompleteToEvenParity may add a 2nd CPU
     console_log: str  # "none" (<v1.1), "container" (v1.1–v1.5), "init" (v1.6+)
+    non_root_by_default: bool  # v0.59+: runtimeUser 107 unless Root (097521a4b3); before: gate
 
     @property
     def key(self) -> tuple[int, int]:
@@ -140,6 +143,7 @@ def _release(v: Version, last_patch: int | None) -> Release:
         virtqemud=v >= (0, 59, 0),
         video_mi=32 if v >= (1, 6, 0) else 16,
         request_defaulted_by_webhook=v < (1, 7, 0),
+        dedicated_limit_is_request=v < (0, 56, 0),
         qos_term=_staged(v, (1, 1, 0), (1, 6, 0), ("none", "after-ratio", "before-ratio")),
         sev_counts_snp=v >= (1, 7, 0),
         tpm_checks_enabled=v >= (1, 6, 0),
@@ -152,7 +156,9 @@ def _release(v: Version, last_patch: int | None) -> Release:
         vmi_architecture=v >= (1, 2, 0),
         annotation=_staged(v, (1, 8, 0), (1, 9, 0), ("none", "alpha", "beta")),
         io_threads_in_cpu=v >= (1, 6, 0),
+        emulator_parity=v >= (1, 2, 0),
         console_log=_staged(v, (1, 1, 0), (1, 6, 0), ("none", "container", "init")),
+        non_root_by_default=v >= (0, 59, 0),
     )
 
 

@@ -193,13 +193,14 @@ def _nonzero(quantity: Quantity | None) -> bool:
     return quantity is not None and quantity.value != 0
 
 
-def is_non_root(vmi: VmiView) -> tuple[bool, str]:
-    """``vmitrait.IsNonRoot``: annotation ``kubevirt.io/nonroot`` or ``status.runtimeUser != 0``."""
+def is_non_root(vmi: VmiView, absent: tuple[bool, str]) -> tuple[bool, str]:
+    """``vmitrait.IsNonRoot``: annotation ``kubevirt.io/nonroot`` or ``status.runtimeUser != 0``
+    (``v0.53.0:pkg/util/util.go:28-33`` is the same); ``absent`` when the status lacks it."""
     if dig(vmi.body, "metadata", "annotations", "kubevirt.io/nonroot") is not None:
         return True, "annotation kubevirt.io/nonroot"
     user = dig(vmi.body, "status", "runtimeUser")
     if user is None:
-        return True, "status.runtimeUser absent: assumed 107 (the webhook default without Root)"
+        return absent
     return user != 0, f"status.runtimeUser {user}"
 
 
