@@ -228,7 +228,8 @@ def test_without_a_version_the_releases_whose_formula_gives_the_request_are_name
     vmi = OVERHEAD / "vm-2cpu-2gi-vmi.yaml"
     code, out, _ = kvtrace(capsys, "--pod-file", str(pod), "--vmi-file", str(vmi))
     assert code == 0
-    assert "the request 2328Mi is what v1.6, v1.7, v1.8, v1.9 compute; checked against v1.9" in out
+    named = "v1.6.0–v1.6.3, v1.6.4+, v1.7, v1.8, v1.9"
+    assert f"the request 2328Mi is what {named} compute; checked against v1.9" in out
     assert "--kubevirt-version decides between them" in out
 
 

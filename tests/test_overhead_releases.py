@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kvtrace.overhead.expected import expected_memory
+from kvtrace.overhead.expected import expected_cpu, expected_memory
 from kvtrace.overhead.pod import OVERHEAD_ANNOTATION, PodView
 from kvtrace.overhead.report import release_from_request, verify_pod
 from kvtrace.overhead.settings import SettingFlags, resolve_settings
@@ -226,10 +226,12 @@ def test_dedicated_memory_limit_was_the_finished_request_until_v0_55():
 
 
 def test_patched_releases_and_keys():
-    assert [r.tag for r in PATCHED] == ["v0.53.2+", "v0.58.1", "v0.58.2+", "v0.59.1+"]
+    old = ["v0.53.2+", "v0.58.1", "v0.58.2+", "v0.59.1+"]
+    new = ["v1.1.1+", "v1.4.1+", "v1.5.1–v1.5.2", "v1.5.3+", "v1.6.4+"]
+    assert [r.tag for r in PATCHED] == old + new
     assert RELEASES[(0, 53)].tag == "v0.53.0–v0.53.1" and RELEASES[(1, 9)].tag == "v1.9"
     assert release_at(0, 58, 7) is PATCHED[2] and release_at(0, 60, 0) is None
-    assert len({r.version for r in ALL_RELEASES}) == len(ALL_RELEASES) == 21
+    assert len({r.version for r in ALL_RELEASES}) == len(ALL_RELEASES) == 26
 
 
 @pytest.mark.parametrize("version", ["v0.53.2", "v0.57.1", "0.59.0", "v1.0.1"])
@@ -311,4 +313,63 @@ def test_release_from_request_spans_v0_58_1_to_v1_4_for_254mi():
     report = verify_pod(pod, vmi, None, SettingFlags())
     named = report.version.source.removeprefix("memory request (").removesuffix(")")
     old = ["v0.58.1", "v0.58.2+", "v0.59.0", "v0.59.1+"]
-    assert named.split(", ") == [*old, "v1.0", "v1.1", "v1.2", "v1.3", "v1.4"]
+    assert named.split(", ") == [*old, "v1.0", "v1.1.0", "v1.1.1+", "v1.2", "v1.3", "v1.4.0"]
+
+
+# --- patch releases of v1.x whose overhead differs from their line's .0 ---------------------
+
+
+def test_v1_4_1_virtqemud_40mi_and_tpm_enabled():
+    # v1.4.1:services/template.go:116 VirtqemudOverhead 40Mi (backport d0298b88fe of 10b0d9b181);
+    # v1.4.1:services/renderresources.go:388 (GetMemoryOverhead :304) reads tpm.HasDevice, which
+    # honours `enabled: false` (v1.4.1:pkg/tpm/tpm.go:5-8, backport c1f5ce7553)
+    # 4Mi + (25 + 100 + 20 + 40 + 30 = 215Mi) + 16Mi + 8Mi + 16Mi = 259Mi
+    vmi = make_vmi(2, "2Gi", devices={"tpm": {"enabled": False}})
+    assert total(vmi, "v1.4.1") == 259 * MI
+    assert total(vmi, "v1.4.0") == (254 + 53) * MI  # v1.4.0: 35Mi and `TPM != nil`
+
+
+def test_v1_5_1_tpm_enabled():
+    # v1.5.1:services/renderresources.go:414 tpm.HasDevice (backport c53b1640be)
+    vmi = make_vmi(2, "2Gi", devices={"tpm": {"enabled": False}})
+    assert total(vmi, "v1.5.0") == (264 + 53) * MI
+    assert total(vmi, "v1.5.1") == total(vmi, "v1.5.2") == 264 * MI
+
+
+def test_v1_5_3_qos_term_before_the_ratio():
+    # v1.5.3:services/renderresources.go:410: the 100Mi dedicated/QoS term moved before the
+    # ratio (backport fc8038d11d of 22a94a3a4c). Ratio 2:
+    # v1.5.3: 264Mi + 100Mi = 381681664 → ⌈381681.664⌉ = 381682 kB × 1 → + 381682000
+    # v1.5.2: 264Mi = 276824064 → 276825 kB × 1 → + 276825000, then + 100Mi (104857600)
+    cpu = {"sockets": 2, "cores": 1, "threads": 1, "dedicatedCpuPlacement": True}
+    vmi = make_vmi(cpu=cpu)
+    assert total(vmi, "v1.5.3", overhead_ratio="2") == 381681664 + 381682000
+    assert total(vmi, "v1.5.2", overhead_ratio="2") == 276824064 + 276825000 + 104857600
+
+
+def test_v1_6_4_no_webhook_memory_defaulting():
+    # v1.6.4:defaults/defaults.go setDefaultResourceRequests no longer copies memory.guest into
+    # requests.memory (cd3ace2991, b0330235ee): page tables 0 for a guest-only VMI, and the
+    # renderer takes memory.guest as the base, as v1.7.0 does
+    vmi = make_vmi(2, None, guest="2Gi")
+    # v1.6.3: R = 2Gi → 4Mi + 220Mi + 16Mi + 8Mi + 32Mi = 280Mi; v1.6.4: 0 + 276Mi
+    assert total(vmi, "v1.6.3") == 280 * MI
+    assert total(vmi, "v1.6.4") == 276 * MI
+    assert request(vmi, "v1.6.4") == 2 * GI + 276 * MI
+
+
+def test_v1_1_1_emulator_thread_parity():
+    # v1.1.1:services/renderresources.go:220-224 (backport 71869375cf): with the annotation and an
+    # even CPU limit the isolated emulator thread takes 2 CPUs; v1.1.0 always 1
+    cpu = {
+        "sockets": 2,
+        "cores": 1,
+        "threads": 1,
+        "dedicatedCpuPlacement": True,
+        "isolateEmulatorThread": True,
+    }
+    vmi = make_vmi(cpu=cpu)
+    vmi["metadata"]["annotations"] = {"alpha.kubevirt.io/EmulatorThreadCompleteToEvenParity": ""}
+    settings = resolve_settings(None, SettingFlags())
+    assert str(expected_cpu(VmiView(vmi), at("v1.1.0"), settings).limit) == "3"
+    assert str(expected_cpu(VmiView(vmi), at("v1.1.1"), settings).limit) == "4"

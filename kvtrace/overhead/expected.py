@@ -3,7 +3,7 @@
 ``expected_memory`` follows ``services/renderresources.go:220-306, 356-359`` (base request,
 overhead, limits, hugepages, ``overcommitGuestOverhead``); ``expected_cpu`` follows
 ``:120-147, 319-354`` (allocation ratio, dedicated CPUs, emulator thread). The VMI's own CPU
-request and limit win over calculated ones (``:77-89``). Before v1.7 the base is the request as
+request and limit win over calculated ones (``:77-89``). Before v1.6.4 the base is the request as
 the webhook defaulted it (``v1.0.0:services/renderresources.go:176-189``); up to v0.55 the
 dedicated-CPU memory limit was set to the finished request (``v0.53.0:services/template.go:1044``).
 """
@@ -47,7 +47,7 @@ class CpuPlan:
 def base_memory(
     vmi: VmiView, settings: OverheadSettings, release: Release = HIGHEST
 ) -> tuple[int | None, str]:
-    """The base request before the overhead (``renderresources.go:263-293``); before v1.7 the
+    """The base request before the overhead (``renderresources.go:263-293``); before v1.6.4 the
     VMI's request as the webhook left it (``v1.6.0:services/renderresources.go:255-268``)."""
     if release.request_defaulted_by_webhook:
         value, why = webhook_memory_request(vmi, settings.memory_overcommit.value)
@@ -176,7 +176,7 @@ def _dedicated_cpu(vmi: VmiView, release: Release) -> CpuPlan:
 def _emulator_threads(vmi: VmiView, limit: Decimal, pool: int, release: Release) -> int:
     """1, or 2 with the parity annotation and an even count.
 
-    The annotation is read from v1.2 (``v1.2.0:services/renderresources.go:220-224``).
+    The annotation is read from v1.1.1 (``v1.1.1:services/renderresources.go:220-224``).
     """
     annotations = as_map(dig(vmi.body, "metadata", "annotations"))
     policy = vmi.domain("ioThreadsPolicy")

@@ -66,7 +66,7 @@ class Context:
 
 
 def effective_request(ctx: Context) -> tuple[int, str]:
-    """R for the page tables: the VMI memory request (before v1.7 as the webhook defaulted it)."""
+    """R for the page tables: the VMI memory request (before v1.6.4 as the webhook defaulted it)."""
     if ctx.release.request_defaulted_by_webhook:
         return webhook_memory_request(ctx.vmi, ctx.settings.memory_overcommit.value)
     request = ctx.vmi.resource("requests", "memory")

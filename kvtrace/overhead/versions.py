@@ -2,10 +2,11 @@
 
 One :class:`Release` per minor line, keyed by ``(major, minor)`` in :data:`RELEASES`, plus one
 per patch release whose values differ from the line's .0 (:data:`PATCHED`: v0.53.2, v0.58.1,
-v0.58.2, v0.59.1). Every value was read in the source at the tag (``GetMemoryOverhead`` in
-``services/template.go`` up to v0.55, in ``services/renderresources.go`` from v0.56.0 to v1.7,
-``kvm/hypervisorbackend.go`` from v1.8); the commit behind a change, found with ``git log -S``,
-is named next to its field. A patch release not in :data:`PATCHED` has its line's values.
+v0.58.2, v0.59.1, v1.1.1, v1.4.1, v1.5.1, v1.5.3, v1.6.4). Every value was read in the source
+at the tag (``GetMemoryOverhead`` in ``services/template.go`` up to v0.55, in
+``services/renderresources.go`` from v0.56.0 to v1.7, ``kvm/hypervisorbackend.go`` from v1.8);
+the commit behind a change, found with ``git log -S``, is named next to its field. A patch
+release not in :data:`PATCHED` has its line's values.
 """
 
 from __future__ import annotations
@@ -30,14 +31,17 @@ class Release:
     # virtlogd 16; 17 from v0.53.2 (160343ddc3, backport 822fe6c1aa); 18 in v0.57 (07989ed68c);
     # 20 from v0.58.1 (013be290c6, backport d57708a842); 25 in v1.5 (8db98d1a94)
     virtlogd_mi: int
-    virtqemud_mi: int  # libvirtd 33, 35 in v0.57 (e67d6266d8); virtqemud 40 in v1.5 (10b0d9b181)
+    # libvirtd 33, 35 in v0.57 (e67d6266d8); virtqemud 40 from v1.4.1 (10b0d9b181, d0298b88fe)
+    virtqemud_mi: int
     virtqemud: bool  # v0.59+: virtqemud replaced libvirtd (commit 7fd94473b9)
     video_mi: int  # 16 → 32 in v1.6 (commit 314fd5cfe8)
-    request_defaulted_by_webhook: bool  # guest/limit copied into requests.memory before v1.7
+    # guest/limit copied into requests.memory by the webhook until v1.6.3 (cd3ace2991, v1.6.4)
+    request_defaulted_by_webhook: bool
     dedicated_limit_is_request: bool  # v0.53–v0.55: memory limit := the final request
-    qos_term: str  # "none" (<v1.1), "after-ratio" (v1.1–v1.5), "before-ratio" (v1.6+)
+    # "none" (<v1.1), "after-ratio" (v1.1–v1.5.2), "before-ratio" (v1.5.3+, fc8038d11d)
+    qos_term: str
     sev_counts_snp: bool  # v1.7+ (commit 31bd088d0d)
-    tpm_checks_enabled: bool  # v1.6+: `enabled: false` switches the 53Mi off
+    tpm_checks_enabled: bool  # v1.4.1, v1.5.1+: `enabled: false` switches the 53Mi off
     reserved_overhead: bool  # v1.8+ (commit 5a1654fa69)
     legacy_passt_800: bool  # v0.59–v1.2: 800Mi per `passt` interface without ports (6fd6e46e9f)
     binding_plugins: bool  # v1.3+: computeResourceOverhead memory after the ratio
@@ -49,7 +53,7 @@ class Release:
     vmi_architecture: bool  # v1.2+: arm64 term reads vmi.spec.architecture first
     annotation: str  # "none" (<v1.8), "alpha" (v1.8, off by default), "beta" (v1.9, on)
     io_threads_in_cpu: bool  # v1.6+: supplementalPoolThreadCount added to CPU
-    emulator_parity: bool  # v1.2+: EmulatorThreadCompleteToEvenParity may add a 2nd CPU
+    emulator_parity: bool  # v1.1.1+: EmulatorThreadCompleteToEvenParity may add a 2nd CPU
     console_log: str  # "none" (<v1.1), "container" (v1.1–v1.5), "init" (v1.6+)
     non_root_by_default: bool  # v0.59+: runtimeUser 107 unless Root (097521a4b3); before: gate
 
@@ -96,11 +100,16 @@ _OVERHEAD_AT: dict[Version, str] = {
     (0, 59, 1): "v0.59.1:services/renderresources.go:275",
     (1, 0, 0): "v1.0.0:services/renderresources.go:288",
     (1, 1, 0): "v1.1.0:services/renderresources.go:299",
+    (1, 1, 1): "v1.1.1:services/renderresources.go:307",
     (1, 2, 0): "v1.2.0:services/renderresources.go:307",
     (1, 3, 0): "v1.3.0:services/renderresources.go:303",
     (1, 4, 0): "v1.4.0:services/renderresources.go:303",
+    (1, 4, 1): "v1.4.1:services/renderresources.go:304",
     (1, 5, 0): "v1.5.0:services/renderresources.go:329",
+    (1, 5, 1): "v1.5.1:services/renderresources.go:330",
+    (1, 5, 3): "v1.5.3:services/renderresources.go:322",
     (1, 6, 0): "v1.6.0:services/renderresources.go:392",
+    (1, 6, 4): "v1.6.4:services/renderresources.go:424",
     (1, 7, 0): "v1.7.0:services/renderresources.go:425",
     (1, 8, 0): "v1.8.0:kvm/hypervisorbackend.go:68",
     (1, 9, 0): "kvm/hypervisorbackend.go:69",
@@ -118,7 +127,7 @@ def _virtlogd(v: Version) -> int:
 
 
 def _virtqemud(v: Version) -> int:
-    if v >= (1, 5, 0):
+    if v >= (1, 4, 1):
         return 40
     return 35 if v >= (0, 57, 0) else 33
 
@@ -142,11 +151,11 @@ def _release(v: Version, last_patch: int | None) -> Release:
         virtqemud_mi=_virtqemud(v),
         virtqemud=v >= (0, 59, 0),
         video_mi=32 if v >= (1, 6, 0) else 16,
-        request_defaulted_by_webhook=v < (1, 7, 0),
+        request_defaulted_by_webhook=v < (1, 6, 4),
         dedicated_limit_is_request=v < (0, 56, 0),
-        qos_term=_staged(v, (1, 1, 0), (1, 6, 0), ("none", "after-ratio", "before-ratio")),
+        qos_term=_staged(v, (1, 1, 0), (1, 5, 3), ("none", "after-ratio", "before-ratio")),
         sev_counts_snp=v >= (1, 7, 0),
-        tpm_checks_enabled=v >= (1, 6, 0),
+        tpm_checks_enabled=v >= (1, 5, 1) or (1, 4, 1) <= v < (1, 5, 0),
         reserved_overhead=v >= (1, 8, 0),
         legacy_passt_800=(0, 59, 0) <= v < (1, 3, 0),
         binding_plugins=v >= (1, 3, 0),
@@ -156,7 +165,7 @@ def _release(v: Version, last_patch: int | None) -> Release:
         vmi_architecture=v >= (1, 2, 0),
         annotation=_staged(v, (1, 8, 0), (1, 9, 0), ("none", "alpha", "beta")),
         io_threads_in_cpu=v >= (1, 6, 0),
-        emulator_parity=v >= (1, 2, 0),
+        emulator_parity=v >= (1, 1, 1),
         console_log=_staged(v, (1, 1, 0), (1, 6, 0), ("none", "container", "init")),
         non_root_by_default=v >= (0, 59, 0),
     )

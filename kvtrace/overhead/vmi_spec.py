@@ -106,7 +106,7 @@ class VmiView:
 
 
 def webhook_memory_request(vmi: VmiView, overcommit: int) -> tuple[int, str]:
-    """``requests.memory`` as the VMI webhook of v0.53–v1.6 left it, and how it got there.
+    """``requests.memory`` as the VMI webhook of v0.53–v1.6.3 left it, and how it got there.
 
     The request; else a non-zero limit; else, only when the request key is absent,
     ``memory.guest`` or else the hugepage size, ×100/memoryOvercommit unless that is 100
@@ -118,16 +118,16 @@ def webhook_memory_request(vmi: VmiView, overcommit: int) -> tuple[int, str]:
         return request.bytes(), f"spec.domain.resources.requests.memory {request}"
     limit = vmi.resource("limits", "memory")
     if limit is not None and limit.value != 0:
-        return limit.bytes(), f"request defaulted from the limit {limit} (webhook, before v1.7)"
+        return limit.bytes(), f"request defaulted from the limit {limit} (webhook, before v1.6.4)"
     if request is not None:
         return 0, f"requests.memory {request} (the webhook keeps a zero request)"
     memory, what = _guest_or_page_size(vmi)
     if memory <= 0:
         return 0, "no memory request, limit, memory.guest or hugepages"
     if overcommit == 100:
-        return memory, f"request defaulted from {what} (webhook, before v1.7)"
+        return memory, f"request defaulted from {what} (webhook, before v1.6.4)"
     value = memory * 100 // overcommit
-    return value, f"request defaulted from {what} ×100/{overcommit} (webhook, before v1.7)"
+    return value, f"request defaulted from {what} ×100/{overcommit} (webhook, before v1.6.4)"
 
 
 def _guest_or_page_size(vmi: VmiView) -> tuple[int, str]:
