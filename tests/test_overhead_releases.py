@@ -227,11 +227,11 @@ def test_dedicated_memory_limit_was_the_finished_request_until_v0_55():
 
 def test_patched_releases_and_keys():
     old = ["v0.53.2+", "v0.58.1", "v0.58.2+", "v0.59.1+"]
-    new = ["v1.1.1+", "v1.4.1+", "v1.5.1–v1.5.2", "v1.5.3+", "v1.6.4+"]
+    new = ["v1.1.1+", "v1.4.1+", "v1.5.1", "v1.5.2", "v1.5.3+", "v1.6.4+"]
     assert [r.tag for r in PATCHED] == old + new
     assert RELEASES[(0, 53)].tag == "v0.53.0–v0.53.1" and RELEASES[(1, 9)].tag == "v1.9"
     assert release_at(0, 58, 7) is PATCHED[2] and release_at(0, 60, 0) is None
-    assert len({r.version for r in ALL_RELEASES}) == len(ALL_RELEASES) == 26
+    assert len({r.version for r in ALL_RELEASES}) == len(ALL_RELEASES) == 27
 
 
 @pytest.mark.parametrize("version", ["v0.53.2", "v0.57.1", "0.59.0", "v1.0.1"])
@@ -373,3 +373,12 @@ def test_v1_1_1_emulator_thread_parity():
     settings = resolve_settings(None, SettingFlags())
     assert str(expected_cpu(VmiView(vmi), at("v1.1.0"), settings).limit) == "3"
     assert str(expected_cpu(VmiView(vmi), at("v1.1.1"), settings).limit) == "4"
+
+
+def test_v1_5_2_supplemental_pool_threads_in_the_cpu_request():
+    # v1.5.2:services/renderresources.go:114-126 getIOThreadsCount, added to the vCPUs in
+    # WithoutDedicatedCPU (backport 155f7145c6; the same functions as v1.6.0): (2 + 2)/10
+    vmi = VmiView(make_vmi(2, ioThreads={"supplementalPoolThreadCount": 2}))
+    settings = resolve_settings(None, SettingFlags())
+    assert str(expected_cpu(vmi, at("v1.5.2"), settings).request) == "400m"
+    assert str(expected_cpu(vmi, at("v1.5.1"), settings).request) == "200m"

@@ -2,8 +2,8 @@
 
 One :class:`Release` per minor line, keyed by ``(major, minor)`` in :data:`RELEASES`, plus one
 per patch release whose values differ from the line's .0 (:data:`PATCHED`: v0.53.2, v0.58.1,
-v0.58.2, v0.59.1, v1.1.1, v1.4.1, v1.5.1, v1.5.3, v1.6.4). Every value was read in the source
-at the tag (``GetMemoryOverhead`` in ``services/template.go`` up to v0.55, in
+v0.58.2, v0.59.1, v1.1.1, v1.4.1, v1.5.1, v1.5.2, v1.5.3, v1.6.4). Every value was read in the
+source at the tag (``GetMemoryOverhead`` in ``services/template.go`` up to v0.55, in
 ``services/renderresources.go`` from v0.56.0 to v1.7, ``kvm/hypervisorbackend.go`` from v1.8);
 the commit behind a change, found with ``git log -S``, is named next to its field. A patch
 release not in :data:`PATCHED` has its line's values.
@@ -52,7 +52,7 @@ class Release:
     ratio_needs_non_empty: bool  # v1.1+: an empty ratio string is ignored silently
     vmi_architecture: bool  # v1.2+: arm64 term reads vmi.spec.architecture first
     annotation: str  # "none" (<v1.8), "alpha" (v1.8, off by default), "beta" (v1.9, on)
-    io_threads_in_cpu: bool  # v1.6+: supplementalPoolThreadCount added to CPU
+    io_threads_in_cpu: bool  # v1.5.2+: supplementalPoolThreadCount in the CPU (155f7145c6)
     emulator_parity: bool  # v1.1.1+: EmulatorThreadCompleteToEvenParity may add a 2nd CPU
     console_log: str  # "none" (<v1.1), "container" (v1.1–v1.5), "init" (v1.6+)
     non_root_by_default: bool  # v0.59+: runtimeUser 107 unless Root (097521a4b3); before: gate
@@ -107,6 +107,7 @@ _OVERHEAD_AT: dict[Version, str] = {
     (1, 4, 1): "v1.4.1:services/renderresources.go:304",
     (1, 5, 0): "v1.5.0:services/renderresources.go:329",
     (1, 5, 1): "v1.5.1:services/renderresources.go:330",
+    (1, 5, 2): "v1.5.2:services/renderresources.go:322",
     (1, 5, 3): "v1.5.3:services/renderresources.go:322",
     (1, 6, 0): "v1.6.0:services/renderresources.go:392",
     (1, 6, 4): "v1.6.4:services/renderresources.go:424",
@@ -164,7 +165,7 @@ def _release(v: Version, last_patch: int | None) -> Release:
         ratio_needs_non_empty=v >= (1, 1, 0),
         vmi_architecture=v >= (1, 2, 0),
         annotation=_staged(v, (1, 8, 0), (1, 9, 0), ("none", "alpha", "beta")),
-        io_threads_in_cpu=v >= (1, 6, 0),
+        io_threads_in_cpu=v >= (1, 5, 2),
         emulator_parity=v >= (1, 1, 1),
         console_log=_staged(v, (1, 1, 0), (1, 6, 0), ("none", "container", "init")),
         non_root_by_default=v >= (0, 59, 0),
