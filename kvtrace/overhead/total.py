@@ -3,9 +3,9 @@
 Order as in the controller (v1.9.0): the ``GetMemoryOverhead`` terms, the ratio
 (``kvm/hypervisorbackend.go:165-175, 203-209``), then the network memory that
 ``CalculateMemoryOverhead`` adds after it (``services/template.go:1687-1691``;
-``network/resources/memory.go:34-100``). Before v1.6 the 100Mi dedicated/QoS term came after the
-ratio; v0.59–v1.2 had 800Mi per ``passt`` interface before it. Before v0.58.2 (and in v0.59.0)
-there was no ratio (``Release.ratio``).
+``network/resources/memory.go:34-100``). Before v1.5.3 the 100Mi dedicated/QoS term came after
+the ratio; v0.59–v1.2 had 800Mi per ``passt`` interface before it. Before v0.58.2 (and in
+v0.59.0) there was no ratio (``Release.ratio``).
 """
 
 from __future__ import annotations
