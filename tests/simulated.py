@@ -26,6 +26,7 @@ from kvtrace.check.report import CheckReport, Selection
 from kvtrace.check.run import run_check
 from kvtrace.errors import NotFoundError
 from kvtrace.model.engine import Assessment, assess
+from kvtrace.model.version import detect
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.sources.opener import open_evidence
 from kvtrace.timeline.build import Timeline, build_timeline
@@ -124,7 +125,8 @@ def assessed(
         root = write_bundle(capture, Path(tmp) / "bundle")
         with open_bundle(root) as evidence:
             timeline = build_timeline(evidence, namespace, name)
-    return timeline, assess(timeline)
+            version = detect(evidence)
+    return timeline, assess(timeline, version=version)
 
 
 def statuses(assessment: Assessment, rule: str, row: int | None = None) -> set[str]:

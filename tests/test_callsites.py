@@ -242,22 +242,36 @@ def test_sample_data_file_is_packaged():
     assert (Path(messages.__file__).parent / "callsites.json").is_file()
 
 
-def test_a_release_outside_the_model_turns_violations_into_open_questions(capsys):
-    """v1.9.0's rules are not v1.4's: on evidence of a release the model does not cover, a
-    fault the model would call a violation is an open question naming the release."""
-    bundle = str(SAMPLES / "fault-duplicate-create")
-    code, out, _ = run_cli(capsys, "check", "-A", "--bundle", bundle, "-o", "json")
+def test_a_release_outside_the_model_turns_violations_into_open_questions(capsys, tmp_path):
+    """v1.9.0's rules were compared with v0.53.0–v1.9.x only: on evidence of a release before
+    them, a fault the model would call a violation is an open question naming the release."""
+    bundle = tmp_path / "bundle"
+    shutil.copytree(SAMPLES / "fault-duplicate-create", bundle)
+    code, out, _ = run_cli(capsys, "check", "-A", "--bundle", str(bundle), "-o", "json")
     assert code == 3
-    code, out, _ = run_cli(
-        capsys, "check", "-A", "--bundle", bundle, "--kubevirt-version", "v1.4.0", "-o", "json"
-    )
+    for path in (bundle / "manifest.json", bundle / "objects" / "kubevirts.yaml"):
+        path.write_text(path.read_text().replace("v1.9.0", "v0.49.0"))  # CR and manifest
+    code, out, _ = run_cli(capsys, "check", "-A", "--bundle", str(bundle), "-o", "json")
     findings = [f for vm in json.loads(out)["items"] for f in vm["findings"]]
     assert code == 0 and not [f for f in findings if f["status"] == "violation"]
     ex01 = [f for f in findings if f["rule"] == "KV-EX-01"]
     assert ex01 and all(f["status"] == "unverifiable" for f in ex01)
     assert all(
-        "KubeVirt v1.4.0 (--kubevirt-version), a release the model" in f["why"] for f in ex01
+        "KubeVirt v0.49.0 (KubeVirt kubevirt/kubevirt), a release the model" in f["why"]
+        for f in ex01
     )
+
+
+def test_a_modelled_older_release_keeps_the_violations_its_code_forbids(capsys):
+    """v1.4.0's code guards a VMI create with expectations as v1.9.0's does: the duplicate
+    create stays a violation, judged against v1.4.0."""
+    bundle = str(SAMPLES / "fault-duplicate-create")
+    code, out, _ = run_cli(
+        capsys, "check", "-A", "--bundle", bundle, "--kubevirt-version", "v1.4.0", "-o", "json"
+    )
+    findings = [f for vm in json.loads(out)["items"] for f in vm["findings"]]
+    ex01 = [f for f in findings if f["rule"] == "KV-EX-01" and f["status"] == "violation"]
+    assert code == 3 and ex01 and all(f["judgedAgainst"] == "v1.4.0" for f in ex01)
 
 
 def test_the_release_table_is_generated_from_the_catalog():

@@ -126,7 +126,7 @@ def test_check_and_timeline_give_the_same_verdicts():
         for vm in report.vms:
             single = build_timeline(evidence, *vm.key)
             assert [r.what for r in vm.timeline.rows] == [r.what for r in single.rows]
-            assert vm.assessment.verdicts == assess(single).verdicts
+            assert vm.assessment.verdicts == assess(single, version=report.version).verdicts
 
 
 def test_partitioned_check_equals_the_in_process_check(monkeypatch):

@@ -192,16 +192,16 @@ def test_installed_entry_points_exist():
     assert {"kvtrace", "kubectl-kvtrace"} <= names
 
 
-def test_version_outside_the_model_range_warns_and_still_runs(capsys):
+def test_stated_older_release_is_judged_as_that_release(capsys):
     code, out, _ = kvtrace(
-        capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "--kubevirt-version", "v1.4.0"
+        capsys, "timeline", "default/testvm", "--bundle", BUNDLE, "--kubevirt-version", "v0.59.0"
     )
     assert code == 0 and "Started VM by creating" in out
-    assert (
-        "note: KubeVirt v1.4.0 (--kubevirt-version) is outside the model's range v1.7.0–v1.9.x"
-        in out
-    )
+    assert "model (KubeVirt v1.9.0's rules, judging v0.59.0)" in out
+    assert "KV-SV-04 not applied: it holds for v1.0.0 on" in out
+    assert "but the log lines' call sites fit v1.9.0 only" in out  # the lines say otherwise
     code, out, _ = kvtrace(capsys, "timeline", "default/testvm", "--bundle", BUNDLE)
+    assert "judging v1.9.0" in out and "not applied" not in out
     assert "outside the model's range" not in out and "version unknown" not in out
 
 

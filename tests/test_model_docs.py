@@ -6,7 +6,7 @@ import json
 
 from kvtrace.cli import run
 from kvtrace.model.rules import RULES
-from kvtrace.render.rules_shape import rules_markdown
+from kvtrace.render.rules_shape import releases_markdown, rules_markdown
 from tests.conftest import ROOT
 
 
@@ -29,3 +29,9 @@ def test_rule_ids_are_unique_and_stable_in_shape():
     ids = [r.id for r in RULES]
     assert len(ids) == len(set(ids))
     assert all(i.startswith("KV-") and len(i.split("-")) == 3 for i in ids)
+
+
+def test_model_doc_embeds_the_generated_release_table():
+    doc = (ROOT / "docs" / "model.md").read_text()
+    embedded = doc.split("<!-- releases:begin -->\n", 1)[1].split("<!-- releases:end -->", 1)[0]
+    assert embedded == releases_markdown(), "docs/model.md release table is stale"

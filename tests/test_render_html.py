@@ -11,6 +11,7 @@ import pytest
 from kvtrace.check.report import Selection
 from kvtrace.check.run import run_check
 from kvtrace.model.engine import assess
+from kvtrace.model.version import detect
 from kvtrace.render.check_shape import with_timelines
 from kvtrace.render.html_axis import build_axis
 from kvtrace.render.html_check import render_html_check, shape_check_page
@@ -34,7 +35,7 @@ EVIL_MSG = "</script><!-- <img src=x onerror=alert(2)> & more"
 def _shaped(sample: str, namespace: str, name: str) -> tuple[dict, object]:
     with open_bundle(SAMPLES / sample) as evidence:
         timeline = build_timeline(evidence, namespace, name)
-        assessment = assess(timeline)
+        assessment = assess(timeline, version=detect(evidence))
         return shape_html_timeline(timeline, assessment), (timeline, assessment)
 
 

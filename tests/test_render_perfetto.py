@@ -10,6 +10,7 @@ import pytest
 from kvtrace.check.report import Selection
 from kvtrace.check.run import run_check
 from kvtrace.model.engine import assess
+from kvtrace.model.version import detect
 from kvtrace.render.check_shape import with_timelines
 from kvtrace.render.perfetto import render_perfetto
 from kvtrace.sources.bundle import open_bundle
@@ -159,5 +160,5 @@ def test_export_is_deterministic():
     for _ in range(2):
         with open_bundle(SAMPLES / "fault-non-leader-action") as evidence:
             timeline = build_timeline(evidence, "default", "batch-worker")
-            texts.append(render_perfetto([(timeline, assess(timeline))]))
+            texts.append(render_perfetto([(timeline, assess(timeline, version=detect(evidence)))]))
     assert texts[0] == texts[1]

@@ -8,6 +8,7 @@ import pytest
 
 from kvtrace.evidence import VM
 from kvtrace.model.engine import AssessedTimeline, assess
+from kvtrace.model.version import detect
 from kvtrace.render.outputs import render
 from kvtrace.sources.bundle import open_bundle
 from kvtrace.timeline.build import build_timeline
@@ -41,7 +42,11 @@ def test_sample_timeline_matches_golden(
     monkeypatch.chdir(ROOT)  # the evidence origin is the path given: keep it relative
     with open_bundle(Path("sample-logs") / sample) as evidence:
         timeline = build_timeline(evidence, namespace, name)
-        text = render("timeline", AssessedTimeline(timeline, assess(timeline)), output)
+        text = render(
+            "timeline",
+            AssessedTimeline(timeline, assess(timeline, version=detect(evidence))),
+            output,
+        )
     suffix = "txt" if output == "table" else "json"
     golden.check(f"timeline/{sample}/{namespace}_{name}.{suffix}", text)
 

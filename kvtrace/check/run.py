@@ -42,10 +42,10 @@ def run_check(
     if not vms:
         raise NotFoundError(_nothing_found(evidence, selection))
     version = detect(evidence, version_flag)
-    if version.outside:
-        for vm in vms:
-            vm.assessment.not_held_to_the_model(version.outside)
-    notes = version.notes() + list(evidence.missing)
+    judged: dict[str, None] = {}
+    for vm in vms:
+        judged.update(dict.fromkeys(vm.assessment.judge(version)))
+    notes = version.notes() + list(judged) + list(evidence.missing)
     ordered = sorted(vms, key=lambda v: v.key)
     return CheckReport(selection, version, ordered, reports, evidence.summary(), notes)
 

@@ -58,7 +58,5 @@ def timeline_command(
         timeline.since, timeline.until = window(since, until, reference)
         version = detect(evidence, kubevirt_version)
         timeline.notes.extend(version.notes())
-    assessment = assess(timeline)
-    if version.outside:
-        assessment.not_held_to_the_model(version.outside)
+    assessment = assess(timeline, version=version)
     write("timeline", AssessedTimeline(timeline, assessment), output, output_file)

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from kvtrace.model.facts import derive
+from kvtrace.model.releases import against, applies, candidates, judge, not_applied
 from kvtrace.model.rules import RULES
 from kvtrace.model.verdicts import EXPLAINED, UNVERIFIABLE, VIOLATION, Verdict, severity_rank
+from kvtrace.model.version import VersionInfo
 from kvtrace.timeline.build import Timeline
 
 # Rules that hold for almost every action line: shown only when nothing more specific applies.
@@ -22,6 +24,8 @@ class Assessment:
     verdicts: list[Verdict]
     by_row: dict[int, list[Verdict]] = field(default_factory=dict)
     explained_count: int | None = None  # set when explained verdicts were counted, not kept
+    explained_by_rule: Counter[str] = field(default_factory=Counter)  # the same, per rule
+    release: str = ""  # the release the verdicts judge against (set by judge)
 
     def counts(self) -> Counter[str]:
         counts = Counter(v.status for v in self.verdicts)
@@ -46,6 +50,23 @@ class Assessment:
         ]
         self.by_row = _by_row(self.verdicts)
 
+    def judge(self, version: VersionInfo) -> list[str]:
+        """Hold the verdicts to the evidence's release: outside the modelled releases nothing
+        is a violation; inside, each rule applies only where its release's code guarantees it
+        (:func:`kvtrace.model.releases.judge`). Returns the notes to show."""
+        self.release = against(version)
+        if version.outside:
+            self.not_held_to_the_model(version.outside)
+            return []
+        seen = {v.rule for v in self.verdicts} | set(self.explained_by_rule)
+        notes = not_applied(seen, version)
+        self.verdicts = judge(self.verdicts, version)
+        self.by_row = _by_row(self.verdicts)
+        releases = candidates(version)
+        for rule in [r for r in self.explained_by_rule if not applies(r, releases)]:
+            self.explained_count = (self.explained_count or 0) - self.explained_by_rule.pop(rule)
+        return notes
+
     def unverifiable(self) -> list[Verdict]:
         return [v for v in self.verdicts if v.status == UNVERIFIABLE]
 
@@ -69,22 +90,29 @@ class AssessedTimeline(NamedTuple):
     assessment: Assessment | None
 
 
-def assess(timeline: Timeline, keep_explained: bool = True) -> Assessment:
+def assess(
+    timeline: Timeline, keep_explained: bool = True, version: VersionInfo | None = None
+) -> Assessment:
     """Every rule's findings. ``keep_explained=False`` (``check`` over thousands of VMs) keeps only
-    violations and open questions and counts the explanations: they are most of the verdicts."""
+    violations and open questions and counts the explanations: they are most of the verdicts.
+    With ``version``, the verdicts are judged against that release (:meth:`Assessment.judge`)
+    and its notes join the timeline's."""
     facts = derive(timeline)
     verdicts: list[Verdict] = []
-    explained = 0
+    explained: Counter[str] = Counter()
     for rule in RULES:
         for finding in rule.check(facts):
             if finding.status == EXPLAINED and not keep_explained:
-                explained += 1
+                explained[rule.id] += 1
                 continue
             verdicts.append(
                 Verdict(rule.id, rule.severity, finding.status, finding.why, finding.rows)
             )
-    counted = None if keep_explained else explained
-    return Assessment(verdicts, _by_row(verdicts), explained_count=counted)
+    counted = None if keep_explained else explained.total()
+    assessment = Assessment(verdicts, _by_row(verdicts), counted, explained)
+    if version is not None:
+        timeline.notes.extend(assessment.judge(version))
+    return assessment
 
 
 def _by_row(verdicts: list[Verdict]) -> dict[int, list[Verdict]]:

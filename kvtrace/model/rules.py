@@ -62,6 +62,15 @@ RULES: tuple[Rule, ...] = (
         rs.once_never_restarts,
     ),
     Rule(
+        "KV-RS-06",
+        "error",
+        "Before v1.2.0, RerunOnFailure stops only a Failed VMI or on a stop request, leaves a "
+        "Succeeded one in place, and starts a missing VMI with no start request.",
+        ("vm.go:783-820 at v1.0.0",),
+        rs.rerun_before_v1_2,
+        by_construction=True,
+    ),
+    Rule(
         "KV-RS-05",
         "error",
         "Halted only stops: a start request first turns the VM into Always, so no VMI is created under Halted.",
@@ -116,9 +125,16 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "KV-SV-02",
         "error",
-        "A created VMI carries the VM-controller finalizer, the foreground-delete finalizer, the kubevirt.io/vm-generation annotation and a controller reference to the VM.",
-        ("vm.go:1291", "vm.go:1300", "vm.go:1889-1892", "vmi-mutator.go:128-137"),
+        "A created VMI carries the VM-controller finalizer, the foreground-delete finalizer and a controller reference to the VM.",
+        ("vm.go:1300", "vm.go:1889-1892", "vmi-mutator.go:128-137"),
         sv.vmi_metadata,
+    ),
+    Rule(
+        "KV-SV-04",
+        "error",
+        "A created VMI carries the kubevirt.io/vm-generation annotation (written from v1.0.0).",
+        ("vm.go:1291", "vm.go:974 at v1.0.0"),
+        sv.generation_annotation,
     ),
     Rule(
         "KV-SV-03",

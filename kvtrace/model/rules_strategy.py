@@ -50,10 +50,29 @@ def decision_text(facts: Facts) -> Iterator[Finding]:
 
 
 def stop_needs_final_or_request(facts: Facts) -> Iterator[Finding]:
+    """v1.2.0 on: Always and RerunOnFailure stop a final VMI, or one a request asked to stop."""
+    yield from _gated_stops(facts, {"Always": FINAL, "RerunOnFailure": FINAL})
+
+
+def rerun_before_v1_2(facts: Facts) -> Iterator[Finding]:
+    """v0.53–v1.1 ``startStop`` (vm.go:742-820 at v1.0.0): Always as later; RerunOnFailure
+    stops only a Failed VMI or on a stop request (vm.go:793), leaves a Succeeded VMI in place,
+    and starts whenever no VMI exists, with no start request (vm.go:815)."""
+    yield from _gated_stops(facts, {"Always": FINAL, "RerunOnFailure": frozenset({"Failed"})})
+    for i in facts.by_message("vm.start"):
+        if facts.rows[i].arg("strategy") == "RerunOnFailure":
+            yield explained(
+                "before v1.2.0 RerunOnFailure starts whenever its VMI is gone, with no start "
+                "request (vm.go:815 at v1.0.0)",
+                i,
+            )
+
+
+def _gated_stops(facts: Facts, stops_at: dict[str, frozenset[str] | set[str]]) -> Iterator[Finding]:
     for i in facts.by_message("vm.stop"):
         row = facts.rows[i]
         phase, strategy = row.arg("phase") or "", row.arg("strategy") or "?"
-        if phase in FINAL:
+        if phase in stops_at.get(strategy, FINAL):
             yield explained(f"VMI phase {phase} is final: {strategy} stops it", i)
             continue
         prelude = facts.decision_before(i, REQUESTS)

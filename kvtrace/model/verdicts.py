@@ -77,6 +77,7 @@ class Verdict:
     status: str
     why: str
     rows: tuple[int, ...] = ()  # indices into Timeline.rows: the evidence
+    release: str = ""  # the KubeVirt release(s) judged against (kvtrace.model.releases.judge)
 
     @property
     def mark(self) -> str:

@@ -11,7 +11,7 @@ from kvtrace.timeline.callsites import Band, catalog, stream_bands
 
 _SEMVER = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 _MINOR = re.compile(r"v?(\d+)\.(\d+)")
-LOWEST = (1, 7, 0)  # message texts identical from v1.7.0 (vm.go:85-121, same reconcile code)
+LOWEST = (0, 53, 0)  # the oldest release of the call-site catalog (kvtrace.model.releases)
 HIGHEST_MINOR = (1, 9)
 
 
@@ -27,7 +27,7 @@ class VersionInfo:
     @property
     def covered(self) -> bool | None:
         """Does the model cover the release? False when the release is known to be outside
-        v1.7.0–v1.9.x: stated so, or every release the log lines fit is outside; None when
+        v0.53.0–v1.9.x: stated so, or every release the log lines fit is outside; None when
         unknown or the band straddles the edge."""
         band = [p for p in map(parse, self.band_releases) if p]
         if self.pre_v1_lines or (band and not any(_modelled(p) for p in band)):
@@ -46,8 +46,8 @@ class VersionInfo:
             return None
         return (
             f"the evidence is KubeVirt {self.shown} ({self.source}), a release the model "
-            f"({ENCODED_VERSION}'s code, valid for v1.7.0–v1.9.x) does not cover: this may be "
-            "that release's own behaviour"
+            f"({ENCODED_VERSION}'s code, compared with every release v0.53.0–v1.9.x) does not "
+            "cover: this may be that release's own behaviour"
         )
 
     @property
@@ -60,13 +60,13 @@ class VersionInfo:
         notes = list(self.disagreements)
         if self.covered is None:
             notes.append(
-                f"KubeVirt version unknown: the model encodes {ENCODED_VERSION} "
-                "(messages as of v1.7.0)"
+                f"KubeVirt version unknown: verdicts judge against {ENCODED_VERSION}; rules "
+                "that changed between releases raise no violation (--kubevirt-version decides)"
             )
         elif not self.covered:
             notes.append(
                 f"KubeVirt {self.shown} ({self.source}) is outside the model's range "
-                "v1.7.0–v1.9.x: no finding is a violation, each says what it would be"
+                "v0.53.0–v1.9.x: no finding is a violation, each says what it would be"
             )
         return notes
 

@@ -18,6 +18,7 @@ def verdict_data(verdict: Verdict) -> dict[str, Any]:
         "severity": verdict.severity,
         "why": verdict.why,
         "rows": [r + 1 for r in verdict.rows],  # 1-based, as in the table
+        "judgedAgainst": verdict.release or None,
     }
 
 
@@ -28,7 +29,9 @@ def mark(verdict: Verdict | None) -> str:
 def model_status(assessment: Assessment) -> dict[str, Any]:
     counts = assessment.counts()
     return {
-        "encodes": f"KubeVirt {ENCODED_VERSION} (message texts as of v1.7.0)",
+        "encodes": f"KubeVirt {ENCODED_VERSION} (each rule applied to the releases v0.53.0–v1.9.x "
+        "whose code guarantees it)",
+        "judgedAgainst": assessment.release or None,
         "explained": counts.get("explained", 0),
         "violations": counts.get("violation", 0),
         "unverifiable": counts.get("unverifiable", 0),
@@ -41,7 +44,8 @@ def model_lines(assessment: Assessment) -> list[str]:
     ``UNVERIFIABLE_SHOWN`` per rule (a long history repeats the same one; JSON keeps all)."""
     counts = assessment.counts()
     lines = [
-        f"model (KubeVirt {ENCODED_VERSION}): {counts.get('explained', 0)} explained, "
+        f"model (KubeVirt {ENCODED_VERSION}'s rules, judging {assessment.release or 'unknown'}): "
+        f"{counts.get('explained', 0)} explained, "
         f"{counts.get('violation', 0)} violations, {counts.get('unverifiable', 0)} unverifiable"
     ]
     lines += [_line(v) for v in assessment.verdicts if v.status == VIOLATION]
