@@ -20,6 +20,7 @@ from itertools import islice
 
 from kvtrace.evidence import LogStream
 from parsers.callsite import CallSiteLine, call_site
+from parsers.logstream import LogParser
 
 VERB = re.compile(r"%[-+# 0]*\d*(?:\.\d+)?[vTtbcdoOqxXUeEfFgGsp%]")
 
@@ -97,6 +98,25 @@ class Catalog:
             if site.level == line.level and site.matches(line.msg):
                 found |= releases
         return found
+
+    def lineage(self, file: str, line: int, release: str = "v1.9.0") -> tuple[CallSite, ...]:
+        """The call site at ``file:line`` of ``release`` and the sites it moved from: same text
+        and level in another file or through another logger (glog before v1.6.0), in releases that all precede this one's (the VMI controller's
+        vmi.go became lifecycle.go in v1.6.0). A same text printed alongside it, by another
+        controller in the same releases, is another call site."""
+        here = tuple(s for s, rs in self.at.get((file, line), ()) if release in rs)
+        moved: list[CallSite] = []
+        for site in here:
+            first = min(self.releases.index(r) for r in site.positions)
+            moved += [
+                other
+                for other in self.sites
+                if (other.file, other.logger) != (file, site.logger)
+                and (other.level, other.format) == (site.level, site.format)
+                and other.format is not None
+                and all(self.releases.index(r) < first for r in other.positions)
+            ]
+        return here + tuple(moved)
 
     def named(self, version: str) -> tuple[str, ...]:
         """The releases ``v1.9.0`` (or ``1.9.0``, or the minor line ``v1.7``) names; empty when
@@ -186,6 +206,25 @@ def release_band(lines: Iterable[CallSiteLine]) -> Band:
 SCAN_LINES = 5_000  # per stream: start-up and the common call sites, some 50 ms
 
 
+_SHAPES = {"kubevirt_json": "json", "klog": "klog"}
+
+
+def _parsed_band(stream: LogStream, limit: int) -> Band:
+    """The band from fully parsed records, for a log whose raw lines the fast reader cannot
+    read (JSON objects hard-wrapped by a paste, joined again by the parser)."""
+    parser = LogParser(stream.info)
+    with stream.open() as handle:
+        records = islice(parser.parse(islice(handle, limit)), limit)
+        lines = [
+            CallSiteLine(file, int(line), r.level, r.msg, _SHAPES[r.shape])
+            for r in records
+            if r.shape in _SHAPES and r.pos
+            for file, _, line in [r.pos.rpartition(":")]
+            if file and line.isdigit()
+        ]
+    return release_band(lines)
+
+
 def stream_bands(streams: Iterable[LogStream], limit: int = SCAN_LINES) -> list[tuple[str, Band]]:
     """Each log's band, from its first ``limit`` lines (a container's log is one release, so a
     sample narrows soundly; the band of all of it can only be narrower)."""
@@ -195,6 +234,9 @@ def stream_bands(streams: Iterable[LogStream], limit: int = SCAN_LINES) -> list[
             with stream.open() as handle:
                 lines = (call_site(raw.decode("utf-8", "replace")) for raw in islice(handle, limit))
                 band = release_band(line for line in lines if line is not None)
+            if band.releases is None and not band.pre_v1:
+                parsed = _parsed_band(stream, limit)
+                band = parsed if parsed.releases is not None else band
         except OSError:
             continue
         if band.lines or band.pre_v1:

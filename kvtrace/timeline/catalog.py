@@ -466,12 +466,31 @@ def match(text: str, pos: str | None = None) -> tuple[Message, dict[str, str]] |
 def _match(text: str, file: str | None) -> tuple[Message, dict[str, str]] | None:
     first = text.split(" ", 1)[0]
     for entry in (*_BY_FIRST_WORD.get(first, ()), *_BY_FIRST_WORD.get("", ())):
-        if file is not None and entry.positions and file not in entry.files:
+        if file is not None and entry.positions and file not in _files(entry):
             continue
         found = entry.pattern.match(text)
         if found:
             return entry, {k: v for k, v in found.groupdict().items() if v is not None}
     return None
+
+
+_FILES: dict[str, frozenset[str]] = {}
+
+
+def _files(entry: Message) -> frozenset[str]:
+    """The files that print ``entry`` in any release of the call-site catalog: its own, and the
+    ones its call sites moved from (:meth:`~kvtrace.timeline.callsites.Catalog.lineage`)."""
+    found = _FILES.get(entry.id)
+    if found is None:
+        from kvtrace.timeline.callsites import catalog
+
+        known, files = catalog(), set(entry.files)
+        for pos in entry.pos_at(V190):
+            file, _, line = pos.rpartition(":")
+            if line.isdigit():
+                files |= {site.file for site in known.lineage(file, int(line))}
+        found = _FILES[entry.id] = frozenset(files)
+    return found
 
 
 def names_vm(message_id: str | None) -> bool:
