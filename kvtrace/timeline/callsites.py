@@ -101,9 +101,10 @@ class Catalog:
 
     def lineage(self, file: str, line: int, release: str = "v1.9.0") -> tuple[CallSite, ...]:
         """The call site at ``file:line`` of ``release`` and the sites it moved from: same text
-        and level in another file or through another logger (glog before v1.6.0), in releases that all precede this one's (the VMI controller's
-        vmi.go became lifecycle.go in v1.6.0). A same text printed alongside it, by another
-        controller in the same releases, is another call site."""
+        and level in another file or through another logger (glog before v1.6.0), in releases
+        that all precede this one's (the VMI controller's vmi.go became lifecycle.go in v1.6.0).
+        A same text printed alongside it, by another controller in the same releases, is another
+        call site."""
         here = tuple(s for s, rs in self.at.get((file, line), ()) if release in rs)
         moved: list[CallSite] = []
         for site in here:
