@@ -18,7 +18,8 @@ from kvsim.kernel import MS, SECOND, Kernel
 from kvsim.launcher import vmi_owner
 from kvsim.logs import ContainerLog
 from kvsim.nodes import Fate, Nodes
-from kvsim.releases import SIMULATED
+from kvsim.releases import SIMULATED, check_simulable
+from kvsim.releases import lock_kind as release_lock
 from kvsim.replica import NAMESPACE, Replica, controller_pod
 from kvsim.runtime import CodeFaults
 
@@ -116,12 +117,13 @@ class Cluster:
     replicas_count: int = 2
     node_names: tuple[str, ...] = ("node-a", "node-b", "node-c")
     fates: dict[tuple[str, int], Fate] = field(default_factory=dict)
-    lock_kind: str = "Lease"
-    # the release whose call-site positions the logs print (kvsim.releases); behaviour and
-    # objects stay v1.9.0's
+    lock_kind: str | None = None  # None: the release's (releases.lock_kind)
+    # the release whose call-site positions the logs print and whose code the controllers follow
+    # where it differs from v1.9.0's (kvsim.releases)
     release: str = SIMULATED
 
     def __post_init__(self) -> None:
+        check_simulable(self.release, 2)
         self.rng = random.Random(f"cluster/{self.seed}")
         self.kernel = Kernel(self.start)
         self.api = ApiServer(self.kernel, self.seed)
@@ -149,7 +151,7 @@ class Cluster:
             name,
             node,
             self.seed,
-            lock_kind=self.lock_kind,
+            lock_kind=self.lock_kind or release_lock(self.release),
             release=self.release,
         )
 
@@ -161,9 +163,9 @@ class Cluster:
                 "metadata": {"name": "kubevirt", "namespace": NAMESPACE},
                 "spec": {"configuration": {"developerConfiguration": {}}},
                 "status": {
-                    "observedKubeVirtVersion": "v1.9.0",
+                    "observedKubeVirtVersion": self.release,
                     "phase": "Deployed",
-                    "targetKubeVirtVersion": "v1.9.0",
+                    "targetKubeVirtVersion": self.release,
                 },
             }
         )
@@ -395,4 +397,4 @@ class Cluster:
             logs.append((replica.current, "current"))
             if replica.previous is not None:
                 logs.append((replica.previous, "previous"))
-        return Capture(now, objects, logs, list(self.actions), list(self.injected))
+        return Capture(now, objects, logs, list(self.actions), list(self.injected), self.release)

@@ -23,7 +23,7 @@ from kvsim.cluster import Capture, Cluster
 from kvsim.informer import DropRule
 from kvsim.kernel import MS, SECOND
 from kvsim.nodes import Fate
-from kvsim.releases import SIMULATED
+from kvsim.releases import SIMULATED, at_least
 
 T0 = timefmt.from_iso("2026-12-08T14:00:00Z")
 STRATEGIES = ("Always", "RerunOnFailure", "Manual", "Halted", "Once")
@@ -160,7 +160,8 @@ def legitimate(
     for name in names:
         _vm_actions(cluster, rng, name, T0 + rng.randint(30, 120) * SECOND, end)
     _cluster_events(cluster, rng, end)
-    if rng.random() < 0.15:  # logVerbosity.virtController: 4, as someone debugging sets it
+    verbose = rng.random() < 0.15  # logVerbosity.virtController: 4, as someone debugging sets it
+    if verbose and at_least(release, "v1.6.0"):  # earlier: glog texts kvsim does not write
         for replica in cluster.replicas:
             replica.verbosity = 4
     capture_at = end + rng.randint(1, 600) * SECOND

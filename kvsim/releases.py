@@ -3,9 +3,21 @@ and cite v1.9.0 positions; a log "as release R printed it" puts each line at R's
 same call site (same file, level and format), from the call-site catalog that tools/callsites.py
 generates from each tag (``kvtrace/timeline/callsites.json``, read here as data).
 
-Only the positions change: the behaviour stays v1.9.0's. A call site kvsim prints that R does not
-have (a message added, removed or reworded since) raises :class:`ReleaseGap`: kvsim cannot write
-that line as R did, and says so rather than invent it.
+Where R's code behaves otherwise in what kvsim simulates, kvsim follows R (each checked in R's
+source): before v1.2.0 RerunOnFailure left a Succeeded VMI in place, stopped only a Failed one
+or on a stop request, and started with no start request (vm.go:783-820 at v1.0.0); before v1.0.0
+startVMI wrote no ``kubevirt.io/vm-generation`` annotation (vm.go:974 at v1.0.0); the leader lock
+is an Endpoints object before v1.0.0, EndpointsLeases (simulated as its Lease) to v1.2.x, then a
+Lease (leaderelectionconfig/config.go:42); a start-up line whose call site R lacks (a controller
+R does not have, such as backup before v1.8.0) is not printed.
+
+What kvsim cannot write as R did raises :class:`ReleaseGap` rather than invent it: a call site
+kvsim prints that R does not have (a message added, removed or reworded since), a release before
+v0.59.0 (its VM had no finalizer, so the VM's deletion ran otherwise), and verbosity 4 before
+v1.6.0 (expectations logged through glog, with other texts). Left as v1.9.0's: the informer
+names of the start-up lines, the launcher pod (its overhead is verify-overhead's per-release
+business), and the untyped ``listening`` line (not in the call-site catalog, so not printed for
+other releases).
 """
 
 from __future__ import annotations
@@ -15,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 SIMULATED = "v1.9.0"
+OLDEST = "v0.59.0"  # the VM finalizer (vm.go:2250-2251 at v0.59.0) that kvsim's deletion path needs
 CATALOG = Path(__file__).resolve().parent.parent / "kvtrace" / "timeline" / "callsites.json"
 
 
@@ -44,3 +57,37 @@ def printed_at(pos: str, release: str) -> str:
     if moved is None:
         raise ReleaseGap(f"{release} has no call site like v1.9.0's {pos}")
     return moved
+
+
+def version(release: str) -> tuple[int, int, int]:
+    major, minor, patch = release.lstrip("v").split(".")[:3]
+    return int(major), int(minor), int(patch)
+
+
+def at_least(release: str, floor: str) -> bool:
+    return version(release) >= version(floor)
+
+
+def has(pos: str, release: str) -> bool:
+    """Whether ``release`` has the call site v1.9.0 prints at ``pos``."""
+    return release == SIMULATED or pos in positions(release)
+
+
+def check_simulable(release: str, verbosity: int) -> None:
+    positions(release)  # a release of the catalog
+    if not at_least(release, OLDEST):
+        raise ReleaseGap(
+            f"{release}: before {OLDEST} the VM had no finalizer and its deletion ran otherwise; "
+            "kvsim does not simulate it"
+        )
+    if verbosity >= 4 and not at_least(release, "v1.6.0"):
+        raise ReleaseGap(
+            f"{release}: before v1.6.0 expectations logged through glog with other texts; "
+            "kvsim simulates verbosity 4 from v1.6.0"
+        )
+
+
+def lock_kind(release: str) -> str:
+    """The leader lock (leaderelectionconfig/config.go:42): Endpoints before v1.0.0, else the
+    Lease (EndpointsLeases v1.0–v1.2 writes both; kvsim writes its Lease)."""
+    return "Lease" if at_least(release, "v1.0.0") else "Endpoints"

@@ -24,7 +24,7 @@ from kvsim.informer import Informers
 from kvsim.kernel import SECOND, Host, Kernel, Process, kill
 from kvsim.locks import EndpointsLock, Lock, Record, forbidden
 from kvsim.logs import ContainerLog
-from kvsim.releases import SIMULATED
+from kvsim.releases import SIMULATED, check_simulable, has
 from kvsim.runtime import CodeFaults, Runtime
 from kvsim.vm_controller import VMController
 from kvsim.vmi_controller import VMIController
@@ -94,7 +94,7 @@ class Replica:
     run_without_lease: bool = False  # a fault: the controllers start without leadership
     informer_lag_us: int = 0  # extra watch delivery lag (an overloaded API server or replica)
     verbosity: int = 2  # logVerbosity.virtController
-    lock_kind: str = "Lease"  # or "Endpoints", the lock of KubeVirt before v1.3
+    lock_kind: str = "Lease"  # or "Endpoints", the lock of KubeVirt before v1.0
     lock_forbidden: bool = False  # its ClusterRole lost the lock's verbs
     release: str = SIMULATED  # whose positions its logs print (kvsim.releases)
 
@@ -141,17 +141,19 @@ class Replica:
         log, now = self.log, self.kernel.now
         log.kv(now, "info", "CDI detected, DataVolume integration enabled", "application.go:428")
         yield 29_793
-        log.kv(self.kernel.now, "info", "we are on kubernetes", "application.go:449")
+        if has("application.go:449", self.release):
+            log.kv(self.kernel.now, "info", "we are on kubernetes", "application.go:449")
         yield 1_172_604
-        log.fields(
-            self.kernel.now,
-            "application.go:584",
-            action="listening",
-            interface="0.0.0.0",
-            port=8443,
-            pos="application.go:584",
-            service="http",
-        )
+        if self.release == SIMULATED:  # not catalogued: its position elsewhere is unknown
+            log.fields(
+                self.kernel.now,
+                "application.go:584",
+                action="listening",
+                interface="0.0.0.0",
+                port=8443,
+                pos="application.go:584",
+                service="http",
+            )
         yield 195_702
         log.klog(
             self.kernel.now,
@@ -320,6 +322,7 @@ class Replica:
     def _lead(self, quiet: bool = False) -> Process:
         """Start informers and controllers. ``quiet``: the fault of running them without the
         lease, which prints none of the lines that follow an acquisition."""
+        check_simulable(self.release, self.verbosity)
         informers = Informers(self.api, self.host, f"{self.seed}/{self.pod}/{len(self.logs)}")
         informers.extra_lag_us = self.informer_lag_us
         rt = Runtime(
@@ -332,6 +335,7 @@ class Replica:
             self.rng,
             self.faults,
             self.verbosity,
+            self.release,
         )
         vm_controller, vmi_controller = VMController(rt), VMIController(rt)
         self.vm_controller = vm_controller
@@ -361,7 +365,8 @@ class Replica:
         self.kernel.spawn(self.host, informers.start())
         for msg, pos in self.rng.sample(CONTROLLER_STARTS, len(CONTROLLER_STARTS)):
             yield self.rng.randint(25, 260)
-            self.log.kv(self.kernel.now, "info", msg, pos)
+            if has(pos, self.release):  # a controller the release does not have never starts
+                self.log.kv(self.kernel.now, "info", msg, pos)
         self.kernel.spawn(self.host, vmi_controller.run())
         self.kernel.spawn(self.host, vm_controller.run())
         self.kernel.spawn(self.host, budget.run())

@@ -11,6 +11,7 @@ from kvsim.events import Recorder
 from kvsim.informer import Informers
 from kvsim.kernel import Host, Kernel
 from kvsim.logs import ContainerLog
+from kvsim.releases import SIMULATED
 
 
 @dataclass
@@ -40,3 +41,4 @@ class Runtime:
     rng: random.Random
     faults: CodeFaults = field(default_factory=CodeFaults)
     verbosity: int = 2  # logVerbosity.virtController (2 by default, log.go:85-89)
+    release: str = SIMULATED  # whose code the controllers follow where it differs (kvsim.releases)

@@ -20,6 +20,7 @@ from kvsim.apiserver import ApiError, Obj, clone
 from kvsim.expectations import Expectations
 from kvsim.kernel import SECOND, Process
 from kvsim.logs import LoggedObject
+from kvsim.releases import at_least
 from kvsim.runtime import Runtime
 from kvsim.workqueue import WorkQueue, serve, settle
 
@@ -321,8 +322,9 @@ class VMController:
 
     def _bump_generation_annotation(self, vm: Obj, vmi: Obj | None) -> Step:
         """conditionallyBumpGenerationAnnotationOnVmi (vm.go:1438-1474): when only fields
-        outside spec.template changed, the VMI's vm-generation follows the VM's generation."""
-        if vmi is None:
+        outside spec.template changed, the VMI's vm-generation follows the VM's generation
+        (from v1.0.0, as the annotation)."""
+        if vmi is None or not at_least(self.rt.release, "v1.0.0"):
             return vmi
         generation = str(vm["metadata"].get("generation", 1))
         current = (vmi["metadata"].get("annotations") or {}).get(GENERATION)
@@ -418,6 +420,9 @@ class VMController:
         return vm, None
 
     def _rerun_on_failure(self, vm: Obj, vmi: Obj | None, strategy: str) -> Step:
+        if not at_least(self.rt.release, "v1.2.0"):
+            result = yield from self._rerun_on_failure_v1_0(vm, vmi, strategy)
+            return result
         if vmi is not None:
             force = has_stop_request_for(vm, vmi)
             if force:
@@ -446,6 +451,33 @@ class VMController:
                         return vm, f"failed to patch VM with start action: {exc}"
             return vm, None
         if not has_start_request(vm) and vm.get("status", {}).get("runStrategy") == strategy:
+            return vm, None
+        return (yield from self._start_after_backoff(vm, strategy, "vm.go:1076", "vm.go:1081"))
+
+    def _rerun_on_failure_v1_0(self, vm: Obj, vmi: Obj | None, strategy: str) -> Step:
+        """RerunOnFailure before v1.2.0 (vm.go:783-820 at v1.0.0): a stop only for a Failed VMI
+        or on a stop request, printed even while the VMI terminates; a Succeeded VMI stays; with
+        no VMI, a start after the backoff, no start request needed."""
+        if vmi is not None:
+            force = has_stop_request_for(vm, vmi)
+            if force:
+                msg = (
+                    f"processing stop request for VMI with phase {phase(vmi)} and VM runStrategy: "
+                    f"{strategy}"
+                )
+                self._log_vm("info", msg, vm, "vm.go:1045")
+            failed = phase(vmi) == "Failed" or (
+                phase(vmi) == "Succeeded" and self._fault("rerun_after_succeeded", vm)
+            )
+            if force or failed:
+                msg = f"Stopping VM with VMI in phase {phase(vmi)} and VM runStrategy: {strategy}"
+                self._log_vm("info", msg, vm, "vm.go:1052")
+                vm, err = yield from self._stop_vmi(vm, vmi)
+                if err is not None:
+                    self._log_vm(
+                        "error", f"Failure attempting to delete VMI: {err}", vm, "vm.go:1055"
+                    )
+                    return vm, f"Failure attempting to delete VMI: {err}"
             return vm, None
         return (yield from self._start_after_backoff(vm, strategy, "vm.go:1076", "vm.go:1081"))
 
@@ -567,9 +599,10 @@ class VMController:
             )
             return vm, str(exc)
         vmi["status"]["virtualMachineRevisionName"] = revision
-        vmi["metadata"].setdefault("annotations", {})[GENERATION] = str(
-            vm["metadata"].get("generation", 1)
-        )
+        if at_least(rt.release, "v1.0.0"):  # written from v1.0.0 (vm.go:974 at v1.0.0)
+            vmi["metadata"].setdefault("annotations", {})[GENERATION] = str(
+                vm["metadata"].get("generation", 1)
+            )
         vmi["metadata"]["finalizers"] = [*vmi["metadata"].get("finalizers", []), VM_FINALIZER]
         self.expectations.expect_creations(key, 1, rt.kernel.now)
         try:

@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from kvsim.histories import legitimate
+from kvsim.cluster import Cluster
+from kvsim.histories import T0, legitimate
+from kvsim.kernel import SECOND
 from kvsim.releases import ReleaseGap
 from kvtrace.timeline import catalog as messages
 from kvtrace.timeline.callsites import VERB, Band, CallSite, catalog, release_band
@@ -292,7 +294,7 @@ def _simulated_band(release: str) -> Band:
     return release_band(line for line in found if line is not None)
 
 
-SIMULABLE = [r for r in catalog().releases if tuple(map(int, r[1:].split("."))) >= (1, 8, 0)]
+SIMULABLE = [r for r in catalog().releases if tuple(map(int, r[1:].split("."))) >= (0, 59, 0)]
 
 
 @pytest.mark.parametrize("release", SIMULABLE)
@@ -306,11 +308,34 @@ def test_the_release_of_a_simulated_log_is_read_back(release):
     assert {r.rsplit(".", 1)[0] for r in band.releases} == {release.rsplit(".", 1)[0]}
 
 
-def test_kvsim_refuses_a_release_that_lacks_a_call_site_it_prints():
-    """Before v1.8.0 virt-controller lacks controllers kvsim starts (v1.9.0's): kvsim says which
-    call site, rather than invent a line that release never printed."""
-    with pytest.raises(ReleaseGap, match=r"v1\.7\.4 has no call site like v1\.9\.0's \S+\.go:\d+"):
-        _simulated_band("v1.7.4")
+def test_kvsim_refuses_what_it_cannot_write_as_the_release_did():
+    """Before v0.59.0 the VM's deletion ran without a finalizer, and before v1.6.0 verbosity 4
+    printed expectations through glog with other texts: kvsim says so rather than invent lines
+    that release never printed."""
+    with pytest.raises(ReleaseGap, match=r"v0\.58\.2: before v0\.59\.0 the VM had no finalizer"):
+        _simulated_band("v0.58.2")
+    history = legitimate(3, release="v1.5.3")
+    for replica in history.cluster.replicas:
+        replica.verbosity = 4
+    with pytest.raises(ReleaseGap, match=r"v1\.5\.3: before v1\.6\.0 expectations"):
+        history.capture()
+
+
+def test_a_simulated_older_release_writes_what_that_release_wrote():
+    """v1.1.1 has no backup or clone-era controllers of v1.9.0 to start, writes no Lease but
+    EndpointsLeases (kvsim: its Lease), and the KubeVirt CR names the release."""
+    capture = legitimate(3, release="v1.1.1").capture()
+    bodies = [line.body for log, _ in capture.logs for line in log.lines]
+    assert not [b for b in bodies if "Starting backup controller" in b]
+    assert [b for b in bodies if "Starting VirtualMachine controller." in b]
+    [kubevirt] = capture.objects["KubeVirt"]
+    assert kubevirt["status"]["observedKubeVirtVersion"] == "v1.1.1"
+    assert capture.kubevirt_version == "v1.1.1"
+    for release, written in (("v0.59.0", False), ("v1.0.0", True)):
+        cluster = Cluster("generation", T0, release=release)
+        cluster.create_vm(T0 + 30 * SECOND, "vm-a")
+        [vmi] = cluster.capture(T0 + 120 * SECOND).objects["VirtualMachineInstance"]
+        assert ("kubevirt.io/vm-generation" in vmi["metadata"]["annotations"]) is written
 
 
 def test_2018_logfmt_lines_are_attributed_shown_and_never_judged(tmp_path, capsys):

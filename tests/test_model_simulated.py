@@ -53,6 +53,31 @@ def test_no_violation_on_any_legitimate_history(tmp_path):
     assert not failures, "\n".join(map(str, failures[:20]))
 
 
+# One release per band of the call-site catalog that kvsim can write (kvsim.releases.OLDEST on),
+# with the releases where the code the model reads changed: v1.0.0 (the generation
+# annotation), v1.2.0 (RerunOnFailure), v1.3.0 (Lease lock, stopVMI's early return).
+OLDER_RELEASES = ("v0.59.0", "v1.0.0", "v1.1.1", "v1.2.0", "v1.3.1", "v1.5.3", "v1.6.0", "v1.7.4")
+OLDER_HISTORIES = int(os.environ.get("KVTRACE_OLDER_HISTORIES", "6"))
+
+
+@pytest.mark.parametrize("release", OLDER_RELEASES)
+def test_no_violation_on_legitimate_histories_of_older_releases(tmp_path, release):
+    """kvsim follows each release's code where it differs (kvsim.releases); judged against the
+    release read from the logs alone or from the bundle, no legitimate history is a violation."""
+    failures, vms = [], 0
+    for seed in range(FIRST_SEED, FIRST_SEED + OLDER_HISTORIES):
+        damage = DAMAGE[seed % len(DAMAGE)]
+        history = legitimate(seed, release=release)
+        report = check(evidence_for(history, tmp_path / f"{release}-{seed}", damage, seed))
+        vms += len(report.vms) if report else 0
+        failures += [(seed, damage, *v) for v in violations(report)]
+        if report is not None:
+            assert {v.release for vm in report.vms for v in vm.assessment.verdicts} <= {
+                report.version.shown
+            }
+    assert vms and not failures, "\n".join(map(str, failures[:20]))
+
+
 def _statuses_of(report: CheckReport | None, rule: str, vm: str) -> set[str]:
     if report is None:
         return set()

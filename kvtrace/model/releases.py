@@ -96,16 +96,10 @@ CHANGES: tuple[Change, ...] = (
     ),
     Change(
         "v1.3.0",
-        "stopVMI can return after the delete without its 'Dispatching delete event' line when "
-        "the restart-required cleanup fails (until v1.6.x)",
-        "vm.go:1604-1608 at v1.3.0",
+        "the leader lock is a Lease; stopVMI can return after the delete without its "
+        "'Dispatching delete event' line when the restart-required cleanup fails (until v1.6.x)",
+        "leaderelectionconfig/config.go:42, vm.go:1604-1608 at v1.3.0",
         "none: no rule reads a missing delete line as no delete",
-    ),
-    Change(
-        "v1.5.0",
-        "the leader lock is a Lease",
-        "leaderelectionconfig/config.go:42",
-        "none",
     ),
     Change(
         "v1.6.0",
