@@ -28,13 +28,14 @@ How kvtrace uses it:
 - **The release of a log.** A line's `pos` and text name a call site; the releases in which
   every (text, pos) of a log exists are the releases that can have written it. `check` and
   `timeline` read that band from the first 5,000 lines of each log, name it with its source in
-  every output (`evidence KubeVirt … (…)`; in JSON `kubevirtReleasesFromLogs`), use it when no
+  every output (`judged against KubeVirt … (…)`; in JSON `kubevirtReleasesFromLogs`), use it when no
   KubeVirt CR, manifest or image tag states the release, and report when one of those, or two
   logs, disagree with it (an upgrade between containers).
-- **Which verdicts hold.** The model is v1.9.0's code and holds for v1.7.0–v1.9.x. On evidence
-  of a release outside that range (stated, or every release the lines fit), no finding is a
-  violation: each is an open question naming the release. `--kubevirt-version` must name a
-  release of the table below or a minor line of it (`v1.7`).
+- **Which verdicts hold.** The rules are v1.9.0's code, compared with every release from
+  v0.53.0; each applies to the releases whose code guarantees it (docs/model.md, "Releases").
+  On evidence of a release outside v0.53.0–v1.9.x (stated, or every release the lines fit), no
+  finding is a violation: each is an open question naming the release. `--kubevirt-version`
+  must name a release of the table below or a minor line of it (`v1.7`).
 
 Columns: every call site of the release; those printed at the default verbosity (KubeVirt's 2,
 klog's 0; warnings and errors always); of those, the VM and VMI controller files' (`vm.go`,

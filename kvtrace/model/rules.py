@@ -1,9 +1,7 @@
 """The rule table: every behaviour of virt-controller kvtrace checks, with its source positions.
 
-Positions are KubeVirt v1.9.0 (tag 79d34c17); the message texts are the same from v1.7.0 on
-(the constants at vm.go:85-121 and the bodies of ``syncRunStrategy``, ``startVMI``, ``stopVMI``
-and the backoff functions are byte-identical in v1.7.0, v1.8.0 and v1.9.0), so the model applies
-to v1.7.0–v1.9.x.
+Positions are KubeVirt v1.9.0 (tag 79d34c17) unless they name another tag. Each rule applies to
+the releases v0.53.0–v1.9.x whose code guarantees it (:mod:`kvtrace.model.releases`).
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ from kvtrace.model import rules_startvmi as sv
 from kvtrace.model import rules_strategy as rs
 from kvtrace.model.verdicts import Rule
 
-MODEL_VERSIONS = ("v1.7.0", "v1.9.99")  # inclusive lower bound, exclusive upper bound
 ENCODED_VERSION = "v1.9.0"
 
 RULES: tuple[Rule, ...] = (

@@ -104,8 +104,8 @@ def summary_lines(report: CheckReport) -> list[str]:
     unverifiable = sum(len(vm.assessment.unverifiable()) for vm in report.vms)
     lines = [
         f"{len(report.vms)} VM(s) in {report.selection.describe()} · "
-        f"model KubeVirt {ENCODED_VERSION} · "
-        f"evidence KubeVirt {report.version.shown} ({report.version.source}) · "
+        f"judged against KubeVirt {report.version.shown} ({report.version.source}) "
+        f"by {ENCODED_VERSION}'s rules · "
         f"{total} violation(s), {unverifiable} unverifiable"
     ]
     for source in report.reports:
