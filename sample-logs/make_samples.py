@@ -54,6 +54,21 @@ def always_restart() -> Capture:
     return cluster.capture(start + 4 * MINUTE + 51 * SECOND)
 
 
+def older_release_rerun_on_failure() -> Capture:
+    """KubeVirt v1.1.1: RerunOnFailure restarts a Failed VMI with no start request and keeps a
+    Succeeded one (vm.go:916-954 at v1.1.1). The launcher pods are left out: kvsim renders them
+    as v1.9.0 does, and v1.1.1's differ (verify-overhead's business, not this sample's)."""
+    start = at("2026-11-29T21:30:00Z")
+    cluster = Cluster("older-release-rerun-on-failure", start, release="v1.1.1")
+    cluster.fates[("nightly-report", 0)] = Fate("crash", 90 * SECOND)
+    cluster.fates[("nightly-report", 1)] = Fate("shutdown", 150 * SECOND)
+    cluster.create_vm(start + 35 * SECOND, "nightly-report", strategy="RerunOnFailure")
+    capture = cluster.capture(start + 9 * MINUTE)
+    pods = capture.objects["Pod"]
+    pods[:] = [p for p in pods if not p["metadata"]["name"].startswith("virt-launcher-")]
+    return capture
+
+
 def rerun_on_failure_succeeded() -> Capture:
     start = at("2026-11-28T03:10:00Z")
     cluster = Cluster("rerun-on-failure-succeeded", start)
@@ -234,6 +249,18 @@ SAMPLES = (
         "deleted (vm.go:1052, 1685) and not started again.",
         "no violation",
         rerun_on_failure_succeeded,
+    ),
+    Sample(
+        "older-release-rerun-on-failure",
+        "kvtrace",
+        "KubeVirt v1.1.1: `default/nightly-report` (RerunOnFailure) crashes after 90 s; the "
+        "leader stops the Failed VMI and starts a new one with no start request, as v1.1 does "
+        "(vm.go:926, 948 at v1.1.1). The second guest shuts down cleanly: its Succeeded VMI is "
+        "kept, not deleted (from v1.2.0 it would be). kvtrace reads v1.1.1 from the KubeVirt CR "
+        "and v1.1.0–v1.1.1 from the log lines, and judges by v1.1's code: KV-RS-06 explains "
+        "both, KV-RS-02/03 (v1.2.0 on) are not applied. No launcher pods in this bundle.",
+        "no violation",
+        older_release_rerun_on_failure,
     ),
     Sample(
         "fault-duplicate-create",
