@@ -420,9 +420,12 @@ class VMController:
         return vm, None
 
     def _rerun_on_failure(self, vm: Obj, vmi: Obj | None, strategy: str) -> Step:
-        if not at_least(self.rt.release, "v1.2.0"):
-            result = yield from self._rerun_on_failure_v1_0(vm, vmi, strategy)
-            return result
+        """v1.2.0 on (vm.go:1041-1081): a Failed or Succeeded VMI is stopped, a Failed one gets
+        a start request; with no VMI, a start only on a start request. Before v1.2.0
+        (vm.go:783-820 at v1.0.0) only a Failed VMI or a stop request stops it, the stop line
+        prints even while the VMI terminates, a Succeeded VMI stays, and a missing VMI is
+        started with no start request."""
+        legacy = not at_least(self.rt.release, "v1.2.0")
         if vmi is not None:
             force = has_stop_request_for(vm, vmi)
             if force:
@@ -434,8 +437,12 @@ class VMController:
             failed = phase(vmi) == "Failed" or (
                 phase(vmi) == "Succeeded" and self._fault("rerun_after_succeeded", vm)
             )
-            succeeded = phase(vmi) == "Succeeded"
-            if not vmi["metadata"].get("deletionTimestamp") and (force or failed or succeeded):
+            if legacy:
+                stop = force or failed
+            else:
+                finished = failed or phase(vmi) == "Succeeded"
+                stop = not vmi["metadata"].get("deletionTimestamp") and (force or finished)
+            if stop:
                 msg = f"Stopping VM with VMI in phase {phase(vmi)} and VM runStrategy: {strategy}"
                 self._log_vm("info", msg, vm, "vm.go:1052")
                 vm, err = yield from self._stop_vmi(vm, vmi)
@@ -444,40 +451,14 @@ class VMController:
                         "error", f"Failure attempting to delete VMI: {err}", vm, "vm.go:1055"
                     )
                     return vm, f"Failure attempting to delete VMI: {err}"
-                if failed:
+                if failed and not legacy:
                     try:
                         yield from self._add_start_request(vm)
                     except ApiError as exc:
                         return vm, f"failed to patch VM with start action: {exc}"
             return vm, None
-        if not has_start_request(vm) and vm.get("status", {}).get("runStrategy") == strategy:
-            return vm, None
-        return (yield from self._start_after_backoff(vm, strategy, "vm.go:1076", "vm.go:1081"))
-
-    def _rerun_on_failure_v1_0(self, vm: Obj, vmi: Obj | None, strategy: str) -> Step:
-        """RerunOnFailure before v1.2.0 (vm.go:783-820 at v1.0.0): a stop only for a Failed VMI
-        or on a stop request, printed even while the VMI terminates; a Succeeded VMI stays; with
-        no VMI, a start after the backoff, no start request needed."""
-        if vmi is not None:
-            force = has_stop_request_for(vm, vmi)
-            if force:
-                msg = (
-                    f"processing stop request for VMI with phase {phase(vmi)} and VM runStrategy: "
-                    f"{strategy}"
-                )
-                self._log_vm("info", msg, vm, "vm.go:1045")
-            failed = phase(vmi) == "Failed" or (
-                phase(vmi) == "Succeeded" and self._fault("rerun_after_succeeded", vm)
-            )
-            if force or failed:
-                msg = f"Stopping VM with VMI in phase {phase(vmi)} and VM runStrategy: {strategy}"
-                self._log_vm("info", msg, vm, "vm.go:1052")
-                vm, err = yield from self._stop_vmi(vm, vmi)
-                if err is not None:
-                    self._log_vm(
-                        "error", f"Failure attempting to delete VMI: {err}", vm, "vm.go:1055"
-                    )
-                    return vm, f"Failure attempting to delete VMI: {err}"
+        waits = not has_start_request(vm) and vm.get("status", {}).get("runStrategy") == strategy
+        if waits and not legacy:
             return vm, None
         return (yield from self._start_after_backoff(vm, strategy, "vm.go:1076", "vm.go:1081"))
 
