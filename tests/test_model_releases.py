@@ -4,6 +4,7 @@ it, and every verdict naming the release it judged against."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -131,8 +132,7 @@ def test_an_unknown_release_keeps_only_the_violations_every_release_shares():
 
 
 def test_counted_explanations_of_rules_not_applied_are_taken_off():
-    assessment = Assessment([], explained_count=5)
-    assessment.explained_by_rule.update({"KV-RS-06": 2, "KV-EX-01": 3})
+    assessment = Assessment([], explained_by_rule=Counter({"KV-RS-06": 2, "KV-EX-01": 3}))
     assessment.judge(VersionInfo("v1.9.0", "flag"))
     assert assessment.counts()[EXPLAINED] == 3 and assessment.release == "v1.9.0"
 

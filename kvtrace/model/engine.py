@@ -23,14 +23,14 @@ class Assessment:
 
     verdicts: list[Verdict]
     by_row: dict[int, list[Verdict]] = field(default_factory=dict)
-    explained_count: int | None = None  # set when explained verdicts were counted, not kept
-    explained_by_rule: Counter[str] = field(default_factory=Counter)  # the same, per rule
+    # per rule, when explained verdicts were counted, not kept (None: they are in verdicts)
+    explained_by_rule: Counter[str] | None = None
     release: str = ""  # the release the verdicts judge against (set by judge)
 
     def counts(self) -> Counter[str]:
         counts = Counter(v.status for v in self.verdicts)
-        if self.explained_count is not None:
-            counts[EXPLAINED] = self.explained_count
+        if self.explained_by_rule is not None:
+            counts[EXPLAINED] = self.explained_by_rule.total()
         return counts
 
     def violations(self, at_least: str = "info") -> list[Verdict]:
@@ -58,13 +58,13 @@ class Assessment:
         if version.outside:
             self.not_held_to_the_model(version.outside)
             return []
-        seen = {v.rule for v in self.verdicts} | set(self.explained_by_rule)
-        notes = not_applied(seen, version)
+        counted = self.explained_by_rule or Counter()
+        notes = not_applied({v.rule for v in self.verdicts} | set(counted), version)
         self.verdicts = judge(self.verdicts, version)
         self.by_row = _by_row(self.verdicts)
         releases = candidates(version)
-        for rule in [r for r in self.explained_by_rule if not applies(r, releases)]:
-            self.explained_count = (self.explained_count or 0) - self.explained_by_rule.pop(rule)
+        for rule in [r for r in counted if not applies(r, releases)]:
+            del counted[rule]
         return notes
 
     def unverifiable(self) -> list[Verdict]:
@@ -108,8 +108,7 @@ def assess(
             verdicts.append(
                 Verdict(rule.id, rule.severity, finding.status, finding.why, finding.rows)
             )
-    counted = None if keep_explained else explained.total()
-    assessment = Assessment(verdicts, _by_row(verdicts), counted, explained)
+    assessment = Assessment(verdicts, _by_row(verdicts), None if keep_explained else explained)
     if version is not None:
         timeline.notes.extend(assessment.judge(version))
     return assessment

@@ -30,6 +30,12 @@ Release = tuple[int, int, int]
 FIRST = "v0.53.0"  # the oldest release of the call-site catalog
 
 
+def _release(name: str) -> Release:
+    found = parse(name)
+    assert found is not None, name  # the spans below name releases of the catalog
+    return found
+
+
 @dataclass(frozen=True)
 class Span:
     """The releases whose code guarantees a rule: ``first`` up to (not including) ``before``."""
@@ -38,10 +44,12 @@ class Span:
     before: str | None = None
     differs: str = ""  # what the code does outside the span, with its source position
 
+    @property
+    def floor(self) -> Release:
+        return _release(self.first)
+
     def holds(self, release: Release) -> bool:
-        low = parse(self.first)
-        high = parse(self.before) if self.before else None
-        return low is not None and release >= low and (high is None or release < high)
+        return self.floor <= release and (self.before is None or release < _release(self.before))
 
     @property
     def shown(self) -> str:
@@ -140,12 +148,11 @@ def not_applied(rules: set[str], version: VersionInfo) -> list[str]:
     """A note for each of ``rules`` that holds for none of the evidence's releases because they
     predate it (a rule for older code left out of newer evidence needs no note)."""
     releases = candidates(version)
-    first = {rule: parse(span_of(rule).first) for rule in rules}
     return [
-        f"{rule} not applied: it holds for {span_of(rule).shown}, the evidence is KubeVirt "
-        f"{version.shown}; {span_of(rule).differs}"
-        for rule in sorted(rules)
-        if not applies(rule, releases) and all(r < (first[rule] or r) for r in releases)
+        f"{rule} not applied: it holds for {span.shown}, the evidence is KubeVirt "
+        f"{version.shown}; {span.differs}"
+        for rule, span in sorted((r, span_of(r)) for r in rules)
+        if releases and max(releases) < span.floor
     ]
 
 
@@ -153,14 +160,12 @@ def judge(verdicts: list[Verdict], version: VersionInfo) -> list[Verdict]:
     """The verdicts of the rules that apply (:func:`applies`), each labelled with the release it
     judges against; a rule that holds for some of the candidate releases only cannot raise a
     violation."""
-    releases = candidates(version)
-    kept: list[Verdict] = []
-    for verdict in verdicts:
-        span = span_of(verdict.rule)
-        fits = [r for r in releases if span.holds(r)]
-        if applies(verdict.rule, releases):
-            kept.append(_labelled(verdict, span, releases, fits, version))
-    return kept
+    releases, label = candidates(version), against(version)
+    return [
+        _labelled(verdict, releases, label, version)
+        for verdict in verdicts
+        if applies(verdict.rule, releases)
+    ]
 
 
 def against(version: VersionInfo) -> str:
@@ -171,25 +176,16 @@ def against(version: VersionInfo) -> str:
 
 
 def _labelled(
-    verdict: Verdict,
-    span: Span,
-    releases: tuple[Release, ...],
-    fits: list[Release],
-    version: VersionInfo,
+    verdict: Verdict, releases: tuple[Release, ...], label: str, version: VersionInfo
 ) -> Verdict:
-    label = against(version)
-    if len(fits) == len(releases) and (releases or span is ALWAYS):
+    span = span_of(verdict.rule)
+    certain = all(span.holds(r) for r in releases) if releases else span is ALWAYS
+    if certain or verdict.status != VIOLATION:
         return replace(verdict, release=label)
     if releases:
-        why = (
-            f"{verdict.why}; not a violation here: {verdict.rule} holds for {span.shown} and "
-            f"the evidence may be an earlier or later release ({version.shown}): {span.differs}"
-        )
+        doubt = f"and the evidence may be an earlier or later release ({version.shown}): "
+        doubt += span.differs
     else:
-        why = (
-            f"{verdict.why}; not a violation here: {verdict.rule} holds for {span.shown} only and "
-            "the release is unknown (--kubevirt-version decides)"
-        )
-    if verdict.status == VIOLATION:
-        return replace(verdict, status=UNVERIFIABLE, why=why, release=label)
-    return replace(verdict, release=label)
+        doubt = "only and the release is unknown (--kubevirt-version decides)"
+    why = f"{verdict.why}; not a violation here: {verdict.rule} holds for {span.shown} {doubt}"
+    return replace(verdict, status=UNVERIFIABLE, why=why, release=label)

@@ -232,14 +232,24 @@ def stream_bands(streams: Iterable[LogStream], limit: int = SCAN_LINES) -> list[
     out = []
     for stream in streams:
         try:
-            with stream.open() as handle:
-                lines = (call_site(raw.decode("utf-8", "replace")) for raw in islice(handle, limit))
-                band = release_band(line for line in lines if line is not None)
-            if band.releases is None and not band.pre_v1:
-                parsed = _parsed_band(stream, limit)
-                band = parsed if parsed.releases is not None else band
+            band = _stream_band(stream, limit)
         except OSError:
             continue
         if band.lines or band.pre_v1:
             out.append((stream.info.source_id, band))
     return out
+
+
+def _stream_band(stream: LogStream, limit: int) -> Band:
+    """The fast reader's band; the parser's when the fast reader placed no line and some lines
+    are pieces of JSON objects cut across lines (a hard-wrapped paste)."""
+    with stream.open() as handle:
+        raws = [raw.decode("utf-8", "replace") for raw in islice(handle, limit)]
+    found = [call_site(raw) for raw in raws]
+    band = release_band(line for line in found if line is not None)
+    if band.releases is not None or band.pre_v1:
+        return band
+    if not any(line is None and '"pos"' in raw for raw, line in zip(raws, found, strict=True)):
+        return band
+    parsed = _parsed_band(stream, limit)
+    return parsed if parsed.releases is not None else band
