@@ -6,15 +6,16 @@ generates from each tag (``kvtrace/timeline/callsites.json``, read here as data)
 Where R's code behaves otherwise in what kvsim simulates, kvsim follows R (each checked in R's
 source): before v1.2.0 RerunOnFailure left a Succeeded VMI in place, stopped only a Failed one
 or on a stop request, and started with no start request (vm.go:783-820 at v1.0.0); before v1.0.0
-startVMI wrote no ``kubevirt.io/vm-generation`` annotation (vm.go:974 at v1.0.0); the leader lock
-is an Endpoints object before v1.0.0, EndpointsLeases (simulated as its Lease) to v1.2.x, then a
-Lease (leaderelectionconfig/config.go:42); a start-up line whose call site R lacks (a controller
-R does not have, such as backup before v1.8.0) is not printed.
+startVMI wrote no ``kubevirt.io/vm-generation`` annotation (vm.go:974 at v1.0.0); before v0.59.0
+the VM had no finalizer (added at vm.go:2264 at v0.59.0), so sync ignored a VM being deleted
+(vm.go:2182 at v0.58.0), the VM went at once and the garbage collector deleted its VMI; the
+leader lock is an Endpoints object before v1.0.0, EndpointsLeases (simulated as its Lease) to
+v1.2.x, then a Lease (leaderelectionconfig/config.go:42); a start-up line whose call site R
+lacks (a controller R does not have, such as backup before v1.8.0) is not printed.
 
 What kvsim cannot write as R did raises :class:`ReleaseGap` rather than invent it: a call site
-kvsim prints that R does not have (a message added, removed or reworded since), a release before
-v0.59.0 (its VM had no finalizer, so the VM's deletion ran otherwise), and verbosity 4 before
-v1.6.0 (expectations logged through glog, with other texts). Left as v1.9.0's: the informer
+kvsim prints that R does not have (a message added, removed or reworded since), and verbosity 4
+before v1.6.0 (expectations logged through glog, with other texts). Left as v1.9.0's: the informer
 names of the start-up lines, the launcher pod (its overhead is verify-overhead's per-release
 business), and the untyped ``listening`` line (not in the call-site catalog, so not printed for
 other releases).
@@ -27,7 +28,6 @@ from functools import lru_cache
 from pathlib import Path
 
 SIMULATED = "v1.9.0"
-OLDEST = "v0.59.0"  # the VM finalizer (vm.go:2250-2251 at v0.59.0) that kvsim's deletion path needs
 CATALOG = Path(__file__).resolve().parent.parent / "kvtrace" / "timeline" / "callsites.json"
 
 
@@ -75,11 +75,6 @@ def has(pos: str, release: str) -> bool:
 
 def check_simulable(release: str, verbosity: int) -> None:
     positions(release)  # a release of the catalog
-    if not at_least(release, OLDEST):
-        raise ReleaseGap(
-            f"{release}: before {OLDEST} the VM had no finalizer and its deletion ran otherwise; "
-            "kvsim does not simulate it"
-        )
     if verbosity >= 4 and not at_least(release, "v1.6.0"):
         raise ReleaseGap(
             f"{release}: before v1.6.0 expectations logged through glog with other texts; "

@@ -26,6 +26,7 @@ from kvsim.workqueue import WorkQueue, serve, settle
 
 VM, VMI, CR = "VirtualMachine", "VirtualMachineInstance", "ControllerRevision"
 VM_FINALIZER = "kubevirt.io/virtualMachineControllerFinalize"  # types.go:1243
+FINALIZED_FROM = "v0.59.0"  # the first release whose VM controller finalizes the VM
 GENERATION = "kubevirt.io/vm-generation"  # types.go:1405
 API_VERSION_ANNOTATIONS = (
     "kubevirt.io/latest-observed-api-version",
@@ -247,6 +248,8 @@ class VMController:
         if vmi is not None:
             self._last_revision_warning(vm)
         if vm["metadata"].get("deletionTimestamp"):
+            if not at_least(self.rt.release, FINALIZED_FROM):
+                return vm, vmi, None, None  # ignored while deleted (vm.go:2182 at v0.58.0)
             if vmi is None:
                 try:
                     vm = yield from self._remove_vm_finalizer(vm)
@@ -287,7 +290,11 @@ class VMController:
                 highest = generation
 
     def _add_vm_finalizer(self, vm: Obj) -> Step:
+        """From v0.59.0 (vm.go:2264 at v0.59.0); before it the VM had no finalizer, its
+        deletion was immediate and the garbage collector deleted the VMI."""
         if VM_FINALIZER in (vm["metadata"].get("finalizers") or []):
+            return vm
+        if not at_least(self.rt.release, FINALIZED_FROM):
             return vm
 
         seen = list(vm["metadata"].get("finalizers") or [])

@@ -305,10 +305,7 @@ def _simulated_band(release: str) -> Band:
     return release_band(line for line in found if line is not None)
 
 
-SIMULABLE = [r for r in catalog().releases if tuple(map(int, r[1:].split("."))) >= (0, 59, 0)]
-
-
-@pytest.mark.parametrize("release", SIMULABLE)
+@pytest.mark.parametrize("release", catalog().releases)
 def test_the_release_of_a_simulated_log_is_read_back(release):
     """kvsim prints its lines at the chosen release's positions (kvsim.releases); the band read
     from them holds that release, and only releases of its minor line that print every one of
@@ -320,16 +317,35 @@ def test_the_release_of_a_simulated_log_is_read_back(release):
 
 
 def test_kvsim_refuses_what_it_cannot_write_as_the_release_did():
-    """Before v0.59.0 the VM's deletion ran without a finalizer, and before v1.6.0 verbosity 4
-    printed expectations through glog with other texts: kvsim says so rather than invent lines
-    that release never printed."""
-    with pytest.raises(ReleaseGap, match=r"v0\.58\.2: before v0\.59\.0 the VM had no finalizer"):
-        _simulated_band("v0.58.2")
+    """Before v1.6.0 verbosity 4 printed expectations through glog with other texts: kvsim says
+    so rather than invent lines that release never printed."""
     history = legitimate(3, release="v1.5.3")
     for replica in history.cluster.replicas:
         replica.verbosity = 4
     with pytest.raises(ReleaseGap, match=r"v1\.5\.3: before v1\.6\.0 expectations"):
         history.capture()
+
+
+@pytest.mark.parametrize("release, finalized", [("v0.58.2", False), ("v0.59.0", True)])
+def test_before_v059_the_garbage_collector_deletes_a_deleted_vms_vmi(release, finalized):
+    """v0.59.0 gave the VM its finalizer (vm.go:2264 at v0.59.0): from then the VM controller
+    stops the VMI of a VM being deleted ("Dispatching delete event", a SuccessfulDelete Event on
+    the VM); before, the VM went at once and the garbage collector deleted its VMI."""
+    cluster = Cluster("deletion", T0, release=release)
+    cluster.create_vm(T0 + 30 * SECOND, "vm-a")
+    cluster.delete_vm(T0 + 120 * SECOND, "vm-a")
+    capture = cluster.capture(T0 + 300 * SECOND)
+    assert not capture.objects.get("VirtualMachine") and not capture.objects.get(
+        "VirtualMachineInstance"
+    )
+    bodies = [line.body for log, _ in capture.logs for line in log.lines]
+    dispatched = [b for b in bodies if "Dispatching delete event for vmi default/vm-a" in b]
+    on_vm = [
+        e
+        for e in capture.objects["Event"]
+        if e["reason"] == "SuccessfulDelete" and e["involvedObject"]["kind"] == "VirtualMachine"
+    ]
+    assert bool(dispatched) is finalized and bool(on_vm) is finalized
 
 
 def test_a_simulated_older_release_writes_what_that_release_wrote():

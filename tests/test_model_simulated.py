@@ -53,10 +53,14 @@ def test_no_violation_on_any_legitimate_history(tmp_path):
     assert not failures, "\n".join(map(str, failures[:20]))
 
 
-# One release per band of the call-site catalog that kvsim can write (kvsim.releases.OLDEST on),
-# with the releases where the code the model reads changed: v1.0.0 (the generation
-# annotation), v1.2.0 (RerunOnFailure), v1.3.0 (Lease lock, stopVMI's early return).
-OLDER_RELEASES = ("v0.59.0", "v1.0.0", "v1.1.1", "v1.2.0", "v1.3.1", "v1.5.3", "v1.6.0", "v1.7.4")
+# Releases across the call-site catalog, with those where the code the model reads changed:
+# v0.59.0 (the VM finalizer: before it the garbage collector deleted a deleted VM's VMI),
+# v1.0.0 (the generation annotation), v1.2.0 (RerunOnFailure), v1.3.0 (Lease lock, stopVMI's
+# early return).
+OLDER_RELEASES = (
+    *("v0.53.0", "v0.58.2", "v0.59.0", "v1.0.0", "v1.1.1"),
+    *("v1.2.0", "v1.3.1", "v1.5.3", "v1.6.0", "v1.7.4"),
+)
 OLDER_HISTORIES = int(os.environ.get("KVTRACE_OLDER_HISTORIES", "6"))
 
 
