@@ -385,3 +385,42 @@ def test_2018_logfmt_lines_are_attributed_shown_and_never_judged(tmp_path, capsy
         capsys, "timeline", f"{vm['namespace']}/{vm['name']}", "--log", str(path), "-o", "json"
     )
     assert code == 0 and json.loads(out)["items"]
+
+
+@pytest.mark.parametrize(
+    "pos, level, msg, wanted",
+    [
+        # startVMI's Info-level start failures (vm.go:1304, 1319 at v1.9.0), outside the catalog
+        (
+            "vm.go:1304",
+            "info",
+            "Failed to apply device preferences again to VirtualMachineInstance: default/testvm",
+            "failure",
+        ),
+        (
+            "vm.go:1319",
+            "info",
+            "Failed to apply instancetype to VirtualMachineInstance: default/testvm",
+            "failure",
+        ),
+        # the same text at a pos that does not print it is no call site's
+        (
+            "vm.go:1320",
+            "info",
+            "Failed to apply instancetype to VirtualMachineInstance: default/testvm",
+            "log",
+        ),
+        ("vm.go:322", "info", "Stopping VirtualMachine controller.", "log"),
+        ("vm.go:1826", "warning", "expected no more than 1 revision, found at least 2", "log"),
+        ("vm.go:412", "error", "Failed to fetch vmi for namespace from cache.", "failure"),
+    ],
+)
+def test_a_line_outside_the_message_catalog_is_a_failure_when_its_call_site_reports_one(
+    pos, level, msg, wanted
+):
+    from kvtrace.timeline.log_rows import category
+    from parsers.records import LogRecord
+
+    record = LogRecord("controller.log", 1, "kubevirt_json", level, msg, None, pos=pos)
+    assert messages.match(msg, pos) is None
+    assert category(record, None) == wanted

@@ -22,6 +22,7 @@ from kvtrace.evidence import LogStream
 from parsers.callsite import CallSiteLine, call_site
 from parsers.logstream import LogParser
 
+FAILURE_WORDS = ("Failed to ", "failed to ", "Failure ")
 VERB = re.compile(r"%[-+# 0]*\d*(?:\.\d+)?[vTtbcdoOqxXUeEfFgGsp%]")
 
 
@@ -48,6 +49,14 @@ class CallSite:
 
     def matches(self, msg: str) -> bool:
         return self.pattern.fullmatch(msg) is not None
+
+    @property
+    def reports_failure(self) -> bool:
+        """Printed at error level or above, or telling of a failure at a lower one (vm.go:1304
+        and vm.go:1319 at v1.9.0 log a failed start at Info: "Failed to apply …")."""
+        if self.level in ("error", "fatal"):
+            return True
+        return (self.format or "").startswith(FAILURE_WORDS)
 
     def example(self) -> str:
         """A message this site can print (each verb filled), for tests and docs."""
@@ -98,6 +107,13 @@ class Catalog:
             if site.level == line.level and site.matches(line.msg):
                 found |= releases
         return found
+
+    def site_of(self, line: CallSiteLine) -> CallSite | None:
+        """The call site that prints the line's text and level at its pos, in some release."""
+        for site, _ in self.at.get((line.file, line.line), ()):
+            if site.level == line.level and site.matches(line.msg):
+                return site
+        return None
 
     def lineage(self, file: str, line: int, release: str = "v1.9.0") -> tuple[CallSite, ...]:
         """The call site at ``file:line`` of ``release`` and the sites it moved from: same text

@@ -18,9 +18,12 @@ from pathlib import PurePath
 
 from kvtrace.evidence import LogStream
 from kvtrace.timeline import catalog
+from kvtrace.timeline.callsites import CallSite
+from kvtrace.timeline.callsites import catalog as callsite_catalog
 from kvtrace.timeline.logscan import Needles, StreamScan, scan_streams
 from kvtrace.timeline.rows import Provenance, TimelineRow
 from kvtrace.timeline.vmscope import VMScope
+from parsers.callsite import CallSiteLine
 from parsers.logstream import LogParser
 from parsers.records import DUPLICATE, RECORD, LineTally, LogRecord
 
@@ -193,10 +196,24 @@ def _row_for(record: LogRecord, scope: VMScope, stream: LogStream) -> TimelineRo
     return make_row(record, stream, entry, matched, attribution.vmi_uid)
 
 
-def _category(record: LogRecord, entry: catalog.Message | None) -> str:
+def category(record: LogRecord, entry: catalog.Message | None) -> str:
+    """The message catalog's category; else ``failure`` for a line printed at error level or by
+    a call site that tells of a failure at a lower one (``CallSite.reports_failure``), else
+    ``log``."""
     if entry:
         return entry.category
-    return "failure" if record.level in ("error", "fatal") else "log"
+    if record.level in ("error", "fatal"):
+        return "failure"
+    site = _site(record.pos, record.level, record.msg)
+    return "failure" if site is not None and site.reports_failure else "log"
+
+
+@lru_cache(maxsize=4096)
+def _site(pos: str | None, level: str, msg: str) -> CallSite | None:
+    file, _, line = (pos or "").rpartition(":")
+    if not file or not line.isdigit():
+        return None
+    return callsite_catalog().site_of(CallSiteLine(file, int(line), level, msg, "json"))
 
 
 def source_name(record: LogRecord, stream: LogStream) -> str:
@@ -221,7 +238,7 @@ def make_row(
         time=record.time,
         origin="log",
         source=source_name(record, stream),
-        category=_category(record, entry),
+        category=category(record, entry),
         what=record.msg,
         evidence=Provenance("log", stream.info.source_id, line=record.line_no),
         incarnation=vmi_uid,
