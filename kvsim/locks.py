@@ -1,12 +1,13 @@
 """The virt-controller leader-election lock: the Lease ``kubevirt/virt-controller`` (client-go's
-resourcelock/leaselock.go, the default since KubeVirt v1.3), or the Endpoints object of older
-releases, whose record is JSON in the ``control-plane.alpha.kubernetes.io/leader``
-annotation with whole-second times (resourcelock/endpointslock.go in older client-go)."""
+resourcelock/leaselock.go, the lock from KubeVirt v1.3), the Endpoints object of releases before
+v1.0, whose record is JSON in the ``control-plane.alpha.kubernetes.io/leader`` annotation with
+whole-second times (resourcelock/endpointslock.go in older client-go), or both at once, the
+``EndpointsLeases`` lock of v1.0–v1.2 (leaderelectionconfig/config.go:42 at v1.0.0)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kvsim import timefmt
@@ -17,6 +18,7 @@ NAME = "virt-controller"
 LEASE_DURATION_S = 15
 ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 SERVICE_ACCOUNT = "system:serviceaccount:kubevirt:kubevirt-controller"
+UNKNOWN_LEADER = "leaderelection.k8s.io/unknown"  # resourcelock/multilock.go:28
 
 
 @dataclass(frozen=True)
@@ -51,19 +53,29 @@ class Lock:
     def stamp(self, at: int) -> str:
         return timefmt.micro(at)
 
+    def objects(self) -> list[Obj]:
+        """The objects the lock is kept in (its RecordEvent goes to each)."""
+        found = self.object()
+        return [] if found is None else [found]
+
     def write(self, holder: str, at: int, seen: Record | None) -> None:
         """Take or renew the lock for ``holder``; a changed record since ``seen`` is a conflict."""
         current = self.read()
         if seen is not None and current != seen:
             raise ApiError(409, "Conflict", f"the {self.kind.lower()} changed")
+        self.store(self.following(current, holder, at))
+
+    def following(self, current: Record | None, holder: str, at: int) -> Record:
+        """tryAcquireOrRenew's record: a renewal keeps the acquire time and the transitions, a
+        take-over counts one more transition."""
         now = self.stamp(at)
-        taking = current is None or current.holder != holder
-        transitions = (
-            (current.transitions + 1)
-            if current and taking
-            else (current.transitions if current else 0)
-        )
-        record = Record(holder, now if taking or not current else current.acquire, now, transitions)
+        if current is None:
+            return Record(holder, now, now, 0)
+        if current.holder != holder:
+            return Record(holder, now, now, current.transitions + 1)
+        return Record(holder, current.acquire, now, current.transitions)
+
+    def store(self, record: Record) -> None:
         if self.object() is None:
             self.api.create(self.new(record))
         else:
@@ -127,6 +139,45 @@ class EndpointsLock(Lock):
         }
         annotations = obj["metadata"].setdefault("annotations", {})
         annotations[ANNOTATION] = json.dumps(value, separators=(",", ":"))
+
+
+class EndpointsLeasesLock(Lock):
+    """client-go's MultiLock (resourcelock/multilock.go as vendored at KubeVirt v1.0.0), the
+    ``EndpointsLeases`` lock of KubeVirt v1.0–v1.2: the Endpoints record is the primary, the Lease
+    the secondary. Get returns the Endpoints record, its holder ``UnknownLeader`` when the Lease
+    names another; Update writes the Endpoints, then the Lease (created when missing), from one
+    record. A renewal keeps the acquire time read back from the Endpoints annotation, whole
+    seconds, so the Lease's acquireTime is a whole second once its holder has renewed."""
+
+    kind = "Endpoints"
+
+    def __init__(self, api: ApiServer) -> None:
+        super().__init__(api)
+        self.primary, self.secondary = EndpointsLock(api), Lock(api)
+
+    def object(self) -> Obj | None:
+        return self.primary.object()
+
+    def objects(self) -> list[Obj]:
+        return self.primary.objects() + self.secondary.objects()
+
+    def read(self) -> Record | None:
+        primary, secondary = self.primary.read(), self.secondary.read()
+        if primary is not None and secondary is not None and primary.holder != secondary.holder:
+            return replace(primary, holder=UNKNOWN_LEADER)
+        return primary
+
+    def write(self, holder: str, at: int, seen: Record | None) -> None:
+        current = self.read()
+        if seen is not None and current != seen:
+            raise ApiError(409, "Conflict", "the endpoints changed")
+        record = self.primary.following(current, holder, at)
+        self.primary.store(record)
+        acquired = at
+        if current is not None and current.holder == holder and record.acquire:
+            acquired = timefmt.from_iso(record.acquire)  # read back from the annotation
+        acquire = timefmt.micro(acquired)
+        self.secondary.store(replace(record, acquire=acquire, renew=timefmt.micro(at)))
 
 
 def forbidden(kind: str) -> ApiError:

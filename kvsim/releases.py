@@ -9,8 +9,8 @@ or on a stop request, and started with no start request (vm.go:783-820 at v1.0.0
 startVMI wrote no ``kubevirt.io/vm-generation`` annotation (vm.go:974 at v1.0.0); before v0.59.0
 the VM had no finalizer (added at vm.go:2264 at v0.59.0), so sync ignored a VM being deleted
 (vm.go:2182 at v0.58.0), the VM went at once and the garbage collector deleted its VMI; the
-leader lock is an Endpoints object before v1.0.0, EndpointsLeases (simulated as its Lease) to
-v1.2.x, then a Lease (leaderelectionconfig/config.go:42); a start-up line whose call site R
+leader lock is an Endpoints object before v1.0.0, EndpointsLeases (both, kvsim.locks) to v1.2.x,
+then a Lease (leaderelectionconfig/config.go:42); a start-up line whose call site R
 lacks (a controller R does not have, such as backup before v1.8.0) is not printed.
 
 What kvsim cannot write as R did raises :class:`ReleaseGap` rather than invent it: a call site
@@ -83,6 +83,8 @@ def check_simulable(release: str, verbosity: int) -> None:
 
 
 def lock_kind(release: str) -> str:
-    """The leader lock (leaderelectionconfig/config.go:42): Endpoints before v1.0.0, else the
-    Lease (EndpointsLeases v1.0–v1.2 writes both; kvsim writes its Lease)."""
-    return "Lease" if at_least(release, "v1.0.0") else "Endpoints"
+    """The leader lock (leaderelectionconfig/config.go:42): Endpoints before v1.0.0, both
+    (EndpointsLeases) to v1.2.x, then the Lease."""
+    if at_least(release, "v1.3.0"):
+        return "Lease"
+    return "EndpointsLeases" if at_least(release, "v1.0.0") else "Endpoints"

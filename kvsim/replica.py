@@ -22,7 +22,7 @@ from kvsim.disruption_budget import DisruptionBudgetController
 from kvsim.events import Recorder
 from kvsim.informer import Informers
 from kvsim.kernel import SECOND, Host, Kernel, Process, kill
-from kvsim.locks import EndpointsLock, Lock, Record, forbidden
+from kvsim.locks import EndpointsLeasesLock, EndpointsLock, Lock, Record, forbidden
 from kvsim.logs import ContainerLog
 from kvsim.releases import SIMULATED, check_simulable, has
 from kvsim.runtime import CodeFaults, Runtime
@@ -94,7 +94,7 @@ class Replica:
     run_without_lease: bool = False  # a fault: the controllers start without leadership
     informer_lag_us: int = 0  # extra watch delivery lag (an overloaded API server or replica)
     verbosity: int = 2  # logVerbosity.virtController
-    lock_kind: str = "Lease"  # or "Endpoints", the lock of KubeVirt before v1.0
+    lock_kind: str = "Lease"  # "Endpoints" before KubeVirt v1.0, "EndpointsLeases" v1.0–v1.2
     lock_forbidden: bool = False  # its ClusterRole lost the lock's verbs
     release: str = SIMULATED  # whose positions its logs print (kvsim.releases)
 
@@ -215,7 +215,8 @@ class Replica:
             yield int(RETRY_PERIOD_US * (1 + self.rng.random() * JITTER))
 
     def lock(self) -> Lock:
-        return EndpointsLock(self.api) if self.lock_kind == "Endpoints" else Lock(self.api)
+        kinds = {"Endpoints": EndpointsLock, "EndpointsLeases": EndpointsLeasesLock}
+        return kinds.get(self.lock_kind, Lock)(self.api)
 
     def _read(self, lock: Lock) -> Process:
         if self.lock_forbidden:
@@ -243,8 +244,7 @@ class Replica:
 
     def _lock_event(self, message: str) -> None:
         """resourcelock's RecordEvent on the lock object (leaselock.go:99-109)."""
-        lock = self.lock().object()
-        if lock is not None:
+        for lock in self.lock().objects():
             Recorder(self.api, "virt-controller").event(lock, "Normal", "LeaderElection", message)
 
     def _renew(self) -> Process:

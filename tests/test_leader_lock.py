@@ -121,6 +121,40 @@ def test_lease_wins_over_the_endpoints_lock_of_v1_0_to_v1_2():
     status = leader_status(evidence(lease(), endpoints(record), pod(HOLDER)), "kubevirt", at(102))
     assert status.lock is not None and status.lock.kind == LEASE
     assert status.other_lock is not None and status.other_lock.holder == "old"
+    [note] = [n for n in status.notes if "Endpoints kubevirt/virt-controller" in n]
+    assert f"names old, the Lease {HOLDER}" in note and "unknown leader" in note
+
+
+@pytest.mark.parametrize(
+    "release, kinds",
+    [("v0.59.0", {"Endpoints"}), ("v1.1.1", {"Endpoints", "Lease"}), ("v1.3.1", {"Lease"})],
+)
+def test_each_release_keeps_its_leader_lock_and_status_reads_it(tmp_path, release, kinds):
+    """leaderelectionconfig/config.go:42: Endpoints before v1.0, EndpointsLeases (client-go's
+    MultiLock: both, from one record) v1.0–v1.2, the Lease from v1.3. Under the MultiLock a
+    renewal keeps the acquire time read from the Endpoints annotation, whole seconds."""
+    from kvsim.bundle import write_bundle
+    from kvsim.histories import legitimate
+    from kvtrace.sources.bundle import open_bundle
+
+    capture = legitimate(3, release=release).capture()
+    assert {k for k in ("Endpoints", "Lease") if capture.objects.get(k)} == kinds
+    events = {
+        e["involvedObject"]["kind"]
+        for e in capture.objects["Event"]
+        if e["reason"] == "LeaderElection"
+    }
+    assert events == kinds
+    with open_bundle(write_bundle(capture, tmp_path / "b")) as evidence:
+        status = leader_status(evidence, "kubevirt", at(0))
+    assert status.lock is not None and status.lock.holder
+    assert status.lock.kind == (LEASE if "Lease" in kinds else ENDPOINTS)
+    assert (status.other_lock is not None) is (len(kinds) == 2)
+    if len(kinds) == 2:
+        assert status.other_lock is not None and status.other_lock.holder == status.lock.holder
+        assert any("names the same holder" in n for n in status.notes)
+        [lease_obj] = capture.objects["Lease"]
+        assert lease_obj["spec"]["acquireTime"].endswith(".000000Z")
 
 
 @pytest.mark.parametrize("value", ["not json", "[]", ""])

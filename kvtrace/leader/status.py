@@ -127,11 +127,31 @@ def _status_notes(evidence: Evidence, status: LeaderStatus, has_pods: bool) -> l
             "virt-controller never elected a leader here, or the namespace is wrong "
             "(--kubevirt-namespace)"
         )
+    if status.lock is not None and status.other_lock is not None:
+        notes.append(_both_locks(status.lock, status.other_lock, status.namespace))
     if status.lock is not None and not has_pods:
         notes.append("no Pod objects in the evidence: whether the holder pod exists is unknown")
     if status.age is not None and status.age < 0:
         notes.append(f"renewTime is {-status.age:.3f}s after the reference time (clock skew)")
     return notes
+
+
+def _both_locks(lease: LockRecord, endpoints: LockRecord, namespace: str) -> str:
+    """A Lease and an Endpoints lock side by side: KubeVirt v1.0–v1.2 elect on both at once
+    (EndpointsLeases, leaderelectionconfig/config.go:42 at v1.0.0: client-go's MultiLock, the
+    Endpoints its primary); from v1.3 only the Lease is read."""
+    where = f"Endpoints {namespace}/{LOCK_NAME}"
+    if endpoints.holder == lease.holder:
+        return (
+            f"the {where} names the same holder: KubeVirt v1.0–v1.2 keep the lock in both "
+            "(EndpointsLeases)"
+        )
+    return (
+        f"the {where} names {endpoints.holder or 'no holder'}, the Lease "
+        f"{lease.holder or 'no holder'}: under KubeVirt v1.0–v1.2 (EndpointsLeases) client-go "
+        "reads an unknown leader until they agree (resourcelock/multilock.go); from v1.3 only "
+        "the Lease counts and the Endpoints record is one an older release left behind"
+    )
 
 
 # -- history ---------------------------------------------------------------------------------
