@@ -45,6 +45,15 @@ class SizeCapExceeded(UnsafeBundleError):
     """A decompressed stream grew past its cap (for example a gzip bomb)."""
 
 
+class OutputError(KvtraceError):
+    """The result cannot be written (a missing directory, a full disk, a closed terminal)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that every temp directory, staging directory and
+    the kubernetes client's credential files are removed as on Ctrl-C (exit 143)."""
+
+
 class NotFoundError(KvtraceError):
     """The object asked for does not exist in the evidence."""
 
