@@ -1,3 +1,3 @@
-from kvtrace.cli import main
+from kvtrace.entry import main
 
 main()

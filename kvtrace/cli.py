@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 
 import click
 
@@ -40,7 +39,9 @@ def run(argv: list[str] | None = None) -> int:
     except KvtraceError as err:
         click.echo(f"error: {err}", err=True)
         return err.exit_code
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as abort:
+        if isinstance(abort.__cause__, KeyboardInterrupt):
+            raise abort.__cause__ from None  # kvtrace.entry reports Ctrl-C and SIGTERM
         click.echo("aborted", err=True)
         return EXIT_ERROR
     except click.ClickException as err:
@@ -48,6 +49,10 @@ def run(argv: list[str] | None = None) -> int:
         return err.exit_code
     except BrokenPipeError:
         return 0
+    except OSError as err:  # an I/O error no layer anticipated: still the file and the reason
+        where = f" ({err.filename})" if err.filename else ""
+        click.echo(f"error: {err.strerror or err}{where}", err=True)
+        return EXIT_ERROR
     except Exception as err:  # last line of defence: no tracebacks for users
         if os.environ.get("KVTRACE_DEBUG"):
             raise
@@ -61,8 +66,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> None:
-    sys.exit(run())
+    """The console entry lives in :mod:`kvtrace.entry` (signals before imports)."""
+    from kvtrace.entry import main as entry
 
-
-if __name__ == "__main__":
-    main()
+    entry()

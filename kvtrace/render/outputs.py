@@ -10,12 +10,16 @@ field names).
 
 from __future__ import annotations
 
+import errno
 import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import click
+
+from kvtrace.errors import OutputError
 
 
 @dataclass(frozen=True)
@@ -122,10 +126,32 @@ _WRITERS: dict[str, Callable[[Any], str]] = {
 def emit(text: str, output_file: str | None) -> None:
     """Print, or write the whole output to ``output_file`` (UTF-8, as printed)."""
     if output_file is None:
-        click.echo(text, nl=False)
+        try:
+            click.echo(text, nl=False)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise OutputError(f"cannot write the output to stdout: {_why(err)}") from None
         return
-    with open(output_file, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    try:
+        with open(output_file, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise OutputError(f"cannot write --output-file {output_file}: {_why(err)}") from None
+
+
+_HINTS = {
+    errno.ENOENT: "its directory does not exist; create it or choose another path",
+    errno.ENOSPC: "no space left on the device; free some or write elsewhere",
+    errno.EACCES: "permission denied; choose a path you can write",
+    errno.EISDIR: "it is a directory; name a file",
+    errno.EROFS: "the file system is read-only; write elsewhere",
+}
+
+
+def _why(err: OSError) -> str:
+    return _HINTS.get(err.errno or 0, err.strerror or str(err))
 
 
 def write(kind: str, report: object, output: str, output_file: str | None = None) -> None:
