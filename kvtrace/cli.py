@@ -63,10 +63,3 @@ def run(argv: list[str] | None = None) -> int:
         )
         return EXIT_ERROR
     return code if isinstance(code, int) else 0
-
-
-def main() -> None:
-    """The console entry lives in :mod:`kvtrace.entry` (signals before imports)."""
-    from kvtrace.entry import main as entry
-
-    entry()
