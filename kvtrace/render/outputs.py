@@ -20,12 +20,14 @@ from typing import Any
 import click
 
 from kvtrace.errors import OutputError
+from kvtrace.render.controls import visible_controls
 
 
 @dataclass(frozen=True)
 class Serialiser:
     shape: str  # "module:function", called with the report
     writer: str = "text"
+    terminal: bool = True  # text for a terminal: its control characters are made visible
 
     def function(self) -> Callable[[Any], Any]:
         module, name = self.shape.split(":")
@@ -42,21 +44,26 @@ def _text(module: str, function: str) -> Serialiser:
     return Serialiser(f"kvtrace.render.{module}:{function}")
 
 
+def _document(module: str, function: str) -> Serialiser:
+    """A file format with its own escaping (HTML, Perfetto's JSON), not terminal text."""
+    return Serialiser(f"kvtrace.render.{module}:{function}", terminal=False)
+
+
 OUTPUTS: dict[str, dict[str, Serialiser]] = {
     "timeline": {
         "table": _text("text", "timeline_table"),
         "wide": _text("text", "timeline_wide"),
         **_structured("timeline_shape", "timeline_document"),
         "csv": Serialiser("kvtrace.render.timeline_shape:timeline_csv", "csv"),
-        "html": _text("html_timeline", "timeline_html"),
-        "perfetto": _text("perfetto", "timeline_perfetto"),
+        "html": _document("html_timeline", "timeline_html"),
+        "perfetto": _document("perfetto", "timeline_perfetto"),
     },
     "check": {
         "table": _text("text", "check_table"),
         **_structured("check_shape", "document"),
         "csv": Serialiser("kvtrace.render.check_shape:csv_table", "csv"),
-        "html": _text("html_check", "render_html_check"),
-        "perfetto": _text("perfetto", "check_perfetto"),
+        "html": _document("html_check", "render_html_check"),
+        "perfetto": _document("perfetto", "check_perfetto"),
     },
     "overhead": {
         "table": _text("text", "overhead_table"),
@@ -89,7 +96,8 @@ def formats(kind: str) -> list[str]:
 def render(kind: str, report: object, output: str) -> str:
     serialiser = OUTPUTS[kind][output]
     shaped = serialiser.function()(report)
-    return _WRITERS[serialiser.writer](shaped)
+    text = _WRITERS[serialiser.writer](shaped)
+    return visible_controls(text) if serialiser.writer == "text" and serialiser.terminal else text
 
 
 def _as_text(shaped: Any) -> str:

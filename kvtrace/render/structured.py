@@ -10,6 +10,8 @@ from typing import Any
 import orjson
 import yaml
 
+from kvtrace.render.controls import csv_cell
+
 
 def to_json(document: dict[str, Any]) -> str:
     return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n"
@@ -31,10 +33,16 @@ def to_yaml(document: dict[str, Any]) -> str:
     return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 16)
 
 
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    return csv_cell(value) if isinstance(value, str) else value
+
+
 def to_csv(rows: Sequence[dict[str, Any]], fields: Sequence[str]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(fields), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in fields})
+        writer.writerow({k: _cell(row.get(k)) for k in fields})
     return out.getvalue()
