@@ -14,6 +14,7 @@ from kvtrace.commands.rules import rules_command
 from kvtrace.commands.timeline import timeline_command
 from kvtrace.commands.verify_overhead import verify_overhead_command
 from kvtrace.errors import EXIT_ERROR, FindingsPresent, KvtraceError
+from kvtrace.render.controls import visible_controls
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -37,7 +38,7 @@ def run(argv: list[str] | None = None) -> int:
     except FindingsPresent as found:
         return found.exit_code  # the output already shows the findings
     except KvtraceError as err:
-        click.echo(f"error: {err}", err=True)
+        click.echo(f"error: {visible_controls(str(err))}", err=True)
         return err.exit_code
     except click.exceptions.Abort as abort:
         if isinstance(abort.__cause__, KeyboardInterrupt):
@@ -51,13 +52,13 @@ def run(argv: list[str] | None = None) -> int:
         return 0
     except OSError as err:  # an I/O error no layer anticipated: still the file and the reason
         where = f" ({err.filename})" if err.filename else ""
-        click.echo(f"error: {err.strerror or err}{where}", err=True)
+        click.echo(f"error: {visible_controls(f'{err.strerror or err}{where}')}", err=True)
         return EXIT_ERROR
     except Exception as err:  # last line of defence: no tracebacks for users
         if os.environ.get("KVTRACE_DEBUG"):
             raise
         click.echo(
-            f"internal error: {type(err).__name__}: {err} "
+            f"internal error: {type(err).__name__}: {visible_controls(str(err))} "
             "(set KVTRACE_DEBUG=1 for details; please report)",
             err=True,
         )
