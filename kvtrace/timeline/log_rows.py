@@ -4,12 +4,14 @@ Attribution (docs/timeline.md, "Where rows come from"): by uid (VM, any VMI inca
 launcher pod), by namespace/name, by launcher pod name, and by the ``ns/name`` key inside
 messages that carry no object (``re-enqueuing VirtualMachine ns/name`` at ``vm.go:348``,
 ``reenqueuing VirtualMachineInstance ns/name`` at ``vmi.go:288``, ``Dispatching delete event for
-vmi ns/name`` at ``vm.go:1685``, all at v1.9.0). Leader-election lines are kept as context for
+vmi ns/name`` at ``vm.go:1685``, all at v1.9.0), and by the VM or VMI named in the text of the
+other controllers' lines (``_named_in_text``). Leader-election lines are kept as context for
 every replica.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -165,7 +167,35 @@ def attribute(record: LogRecord, scope: VMScope, matched: dict[str, str]) -> Att
     key = matched.get("key")
     if key == f"{scope.namespace}/{scope.name}":
         return Attribution("key in message")
+    if _named_in_text(record.msg, scope.namespace, scope.name):
+        return Attribution("named in message")
     return None
+
+
+_MENTIONS_VM = re.compile(r"(?i)\bvmis?\b|\bvms?\b|virtualmachine")
+
+
+def _named_in_text(text: str, namespace: str, name: str) -> bool:
+    """Lines of the other controllers name the VM or VMI only in their text, whatever object
+    they are logged with: ``ns/name`` (``Proactive update of VM %s/%s by deleting outdated VMI``
+    at pool.go:1636, ``Migration target pod for VMI [%s/%s] is currently unschedulable.`` at
+    migration.go:1740) or name and namespace apart (``Moving vmi %s in namespace %s on
+    unresponsive node to failed state`` at node.go:278, all at v1.9.0). A name counts only as a
+    whole token (``web`` is not ``web-2``); apart, only in a line that speaks of a VM or VMI."""
+    if name not in text:
+        return False
+    key, alone, space = _tokens(namespace, name)
+    if key.search(text):
+        return True
+    return bool(alone.search(text) and space.search(text) and _MENTIONS_VM.search(text))
+
+
+@lru_cache(maxsize=256)
+def _tokens(namespace: str, name: str) -> tuple[re.Pattern[str], ...]:
+    return tuple(
+        re.compile(rf"(?<![\w.-]){re.escape(word)}(?![\w.-])")
+        for word in (f"{namespace}/{name}", name, namespace)
+    )
 
 
 def _vmi_uid_from_unknown(record: LogRecord, scope: VMScope) -> str | None:

@@ -1,0 +1,47 @@
+"""Which log lines reach a VM's timeline (kvtrace/timeline/log_rows.py ``attribute``): by the
+object a line is logged with, and — for the other controllers' lines, which often carry another
+object or none — by the VM or VMI named in the text. Messages are v1.9.0's formats."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtrace.timeline.log_rows import attribute
+from kvtrace.timeline.vmscope import VMScope
+from parsers.records import LogRecord
+
+SCOPE = VMScope("prod", "web", None)
+
+
+def _record(msg: str, namespace: str | None = None, name: str | None = None) -> LogRecord:
+    return LogRecord(
+        "controller.log", 1, "kubevirt_json", "info", msg, None, namespace=namespace, name=name
+    )
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        "Moving vmi web in namespace prod on unresponsive node to failed state",  # node.go:278
+        "Proactive update of VM prod/web by deleting outdated VMI",  # pool.go:1636
+        "Migration target pod for VMI [prod/web] is currently unschedulable.",  # migration.go:1740
+    ],
+)
+def test_a_line_naming_the_vm_in_its_text_is_attributed(msg):
+    found = attribute(_record(msg, namespace="kubevirt", name="virt-handler-x"), SCOPE, {})
+    assert found is not None and found.via == "named in message"
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        "Proactive update of VM prod/web-2 by deleting outdated VMI",  # another VM
+        "Moving vmi web-2 in namespace prod on unresponsive node to failed state",
+        "Moving vmi web in namespace staging on unresponsive node to failed state",
+        "Marked Migration prod/web-mig failed on vmi due to target pod disappearing before "
+        "migration kicked off.",  # the migration's name, not the VM's
+        "web default prod",  # both words, but the line speaks of no VM or VMI
+    ],
+)
+def test_a_look_alike_name_is_not_attributed(msg):
+    assert attribute(_record(msg), SCOPE, {}) is None
