@@ -12,6 +12,7 @@ from kvtrace.model.engine import AssessedTimeline, Assessment
 from kvtrace.render.verdict_shape import mark, model_lines, model_status, verdict_data
 from kvtrace.timefmt import delta_seconds, display, display_delta, iso
 from kvtrace.timeline.build import Timeline
+from kvtrace.timeline.endings import Ending, endings
 from kvtrace.timeline.rows import TimelineRow
 
 API_VERSION = "kvtrace.io/v1alpha1"
@@ -119,6 +120,7 @@ def status(timeline: Timeline, assessment: Assessment | None = None) -> dict[str
     shaped: dict[str, Any] = {
         "rows": len(timeline.rows),
         "incarnations": timeline.incarnations,
+        "endings": [_ending_data(e) for e in endings(timeline)],
         "sources": [
             {
                 "source": s.source_id,
@@ -173,7 +175,7 @@ def csv_rows(timeline: Timeline, assessment: Assessment | None = None) -> list[d
 
 def summary_lines(timeline: Timeline, assessment: Assessment | None = None) -> list[str]:
     """What goes under the table: counts, verdicts, unparsed lines, missing evidence."""
-    lines = [_headline(timeline)]
+    lines = [_headline(timeline), *ending_lines(timeline)]
     if assessment is not None:
         lines += model_lines(assessment)
     for source in timeline.sources:
@@ -187,6 +189,28 @@ def summary_lines(timeline: Timeline, assessment: Assessment | None = None) -> l
     if any(r.order_uncertain for r in timeline.rows):
         lines.append("~ marks a 1-second object time whose order against its neighbours is unknown")
     return lines
+
+
+def ending_lines(timeline: Timeline) -> list[str]:
+    """What ended each incarnation, the answer first (a long history: the last six)."""
+    found = endings(timeline)
+    lines = [
+        f"ended {short_uid(e.incarnation)}: {e.cause} — {e.detail}"
+        + (f" [row {e.row + 1}]" if e.row is not None else "")
+        for e in found[-6:]
+    ]
+    if len(found) > 6:
+        lines.insert(0, f"ended: {len(found) - 6} earlier incarnation(s) in -o json (endings)")
+    return lines
+
+
+def _ending_data(ending: Ending) -> dict[str, Any]:
+    return {
+        "incarnation": ending.incarnation,
+        "cause": ending.cause,
+        "detail": ending.detail,
+        "row": None if ending.row is None else ending.row + 1,
+    }
 
 
 def _headline(timeline: Timeline) -> str:

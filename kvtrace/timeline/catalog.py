@@ -10,7 +10,8 @@ Categories:
 ``api`` a VMI create/delete API call that succeeded; ``failure`` a failed call or reconcile;
 ``requeue`` a reconcile that ended in error (the key is inside the message); ``backoff`` a start
 deferred by the crash-loop backoff; ``leader`` leader election; ``controller`` controller
-lifecycle; ``info`` anything else about the VM.
+lifecycle; ``node`` the node controller failing a VMI of an unresponsive node; ``pool`` a
+VirtualMachinePool replacing an outdated VMI; ``info`` anything else about the VM.
 """
 
 from __future__ import annotations
@@ -411,6 +412,27 @@ CATALOG: tuple[Message, ...] = (
         r"^successfully acquired lease (?P<lock>\S+)$",
         "acquired the lease",
         v190=("leaderelection.go:271",),
+    ),
+    _m(
+        "node.unresponsive",
+        "node",
+        r"^Moving vmi (?P<vmi>\S+) in namespace (?P<namespace>\S+) on unresponsive node to "
+        r"failed state$",
+        "the node controller failed the VMI of a node whose virt-handler stopped heartbeating",
+        v170=("node.go:278",),
+        v171=("node.go:278",),
+        v173=("node.go:278",),
+        v190=("node.go:278",),
+    ),
+    _m(
+        "pool.outdated-vmi",
+        "pool",
+        r"^Proactive update of VM (?P<key>\S+/\S+) by deleting outdated VMI$",
+        "a VirtualMachinePool deleted the VMI of an outdated VM to update it",
+        v170=("pool.go:1655",),
+        v171=("pool.go:1655",),
+        v173=("pool.go:1655",),
+        v190=("pool.go:1636",),
     ),
     _m(
         "leader.renew-failed",

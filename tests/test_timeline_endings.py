@@ -1,0 +1,74 @@
+"""What ended each incarnation (kvtrace/timeline/endings.py), on histories kvsim runs with a
+known truth: the guest's fate, the user's request, the run strategy, the VM's deletion."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvsim.cluster import Cluster
+from kvsim.histories import T0
+from kvsim.kernel import SECOND
+from kvsim.nodes import Fate
+from kvtrace.timeline import endings as E
+from tests.simulated import assessed
+
+MINUTE = 60 * SECOND
+
+
+def _causes(cluster: Cluster, until: int = 6 * MINUTE) -> list[str]:
+    timeline, _ = assessed(cluster.capture(T0 + until), "vm-a")
+    return [e.cause for e in E.endings(timeline)]
+
+
+def _cluster(strategy: str, fate: Fate | None = None) -> Cluster:
+    fates = {("vm-a", 0): fate} if fate else {}
+    cluster = Cluster("endings", T0, fates=fates)
+    cluster.create_vm(T0 + 30 * SECOND, "vm-a", strategy=strategy)
+    return cluster
+
+
+@pytest.mark.parametrize(
+    "strategy, fate, wanted",
+    [
+        ("Always", Fate("crash", 60 * SECOND), [E.CRASHED, E.PRESENT]),
+        ("RerunOnFailure", Fate("shutdown", 60 * SECOND), [E.SHUT_DOWN]),
+        ("Once", Fate("shutdown", 60 * SECOND), [E.SHUT_DOWN]),
+    ],
+)
+def test_the_guest_ending_is_told_by_the_stopped_event(strategy, fate, wanted):
+    assert _causes(_cluster(strategy, fate)) == wanted
+
+
+@pytest.mark.parametrize(
+    "strategy, verb, wanted",
+    [
+        ("Manual", "stop", [E.STOP_REQUEST]),
+        ("Always", "restart", [E.RESTART_REQUEST, E.PRESENT]),
+        # virtctl stop of an Always VM sets runStrategy Halted (virt-api's stop subresource)
+        ("Always", "stop", [E.HALTED]),
+    ],
+)
+def test_a_user_request_ends_the_incarnation(strategy, verb, wanted):
+    cluster = _cluster(strategy)
+    if strategy == "Manual":
+        cluster.virtctl(T0 + 40 * SECOND, "start", "vm-a")
+    cluster.virtctl(T0 + 2 * MINUTE, verb, "vm-a")
+    assert _causes(cluster) == wanted
+
+
+def test_a_switch_to_halted_and_a_deletion_end_the_incarnation():
+    halted = _cluster("Always")
+    halted.set_strategy(T0 + 2 * MINUTE, "vm-a", "Halted")
+    assert _causes(halted) == [E.HALTED]
+    deleted = _cluster("Always")
+    deleted.delete_vm(T0 + 2 * MINUTE, "vm-a")
+    assert _causes(deleted) == [E.VM_DELETED]
+
+
+def test_each_ending_points_at_the_row_that_says_it():
+    cluster = _cluster("Always", Fate("crash", 60 * SECOND))
+    timeline, _ = assessed(cluster.capture(T0 + 6 * MINUTE), "vm-a")
+    first = E.endings(timeline)[0]
+    assert first.row is not None
+    row = timeline.rows[first.row]
+    assert row.message_id == "vm.stop" and row.incarnation == first.incarnation
