@@ -15,13 +15,8 @@ from hypothesis import strategies as st
 
 from kvtrace.errors import InputError, SizeCapExceeded, UnsafeBundleError
 from kvtrace.sources.bundle import open_bundle
-from kvtrace.sources.safety import (
-    Limits,
-    check_decompressed_size,
-    open_capped,
-    open_tree,
-    safe_parts,
-)
+from kvtrace.sources.safety import Limits, check_decompressed_size, open_capped
+from kvtrace.sources.tarball import open_tree, safe_parts
 from kvtrace.sources.walk import walk_directory
 
 

@@ -19,7 +19,8 @@ from kvtrace.errors import InputError
 from kvtrace.evidence import Evidence
 from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.layouts import cluster_dump, kvtrace_bundle, mustgather, plain, vm_incident
-from kvtrace.sources.safety import Limits, open_tree, spool, temp_space
+from kvtrace.sources.safety import Limits, spool, temp_space
+from kvtrace.sources.tarball import open_tree
 from kvtrace.sources.walk import BundleTree
 from parsers.paths import source_from_path
 from parsers.records import SourceInfo

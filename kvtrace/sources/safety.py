@@ -1,31 +1,29 @@
 """Reading stranger-supplied bundles without trusting them.
 
-Archives are sniffed by magic bytes and extracted member by member into kvtrace's own temp
-directory (``kvtrace-*``, removed on close). Nothing is ever written elsewhere: absolute names and
-``..`` are refused, links, devices and FIFOs are reported and never created, and member count,
-member size and total size are capped. Directories are walked without following symlinks.
-Compressed logs are read through a size-capped reader, so a gzip bomb stops at the cap.
+Archives are sniffed by magic bytes and extracted member by member
+(:mod:`kvtrace.sources.tarball`) into kvtrace's own temp directory (``kvtrace-*``, removed on
+close, whatever went wrong). Directories are walked without following symlinks
+(:mod:`kvtrace.sources.walk`). Compressed logs are read through a size-capped reader, so a gzip
+bomb stops at the cap.
 """
 
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
 import io
 import lzma
 import os
-import shutil
-import tarfile
 import tempfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, BinaryIO
 
-from kvtrace.errors import InputError, SizeCapExceeded, UnsafeBundleError
-from kvtrace.sources.walk import BundleTree, is_inside, walk_directory
+from kvtrace.errors import InputError, SizeCapExceeded
 
 KiB = 1024
 GiB = 1024**3
@@ -39,6 +37,8 @@ ENV_MAX_MEMBERS = "KVTRACE_MAX_MEMBERS"
 ENV_MAX_BUNDLE_BYTES = "KVTRACE_MAX_BUNDLE_BYTES"
 ENV_MAX_MEMBER_BYTES = "KVTRACE_MAX_MEMBER_BYTES"
 ENV_MAX_LOG_BYTES = "KVTRACE_MAX_LOG_BYTES"
+ENV_MAX_DEPTH = "KVTRACE_MAX_DEPTH"
+DEFAULT_MAX_DEPTH = 64  # must-gathers nest about 12 levels; a thousand is an attack
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ class Limits:
     max_total_bytes: int = 8 * GiB
     max_member_bytes: int = 2 * GiB
     max_log_bytes: int = 2 * GiB  # decompressed size of one .gz file, or of stdin
+    max_depth: int = DEFAULT_MAX_DEPTH  # directory levels below the bundle root that are read
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:
@@ -60,6 +61,7 @@ class Limits:
             max_total_bytes=_env_int(env, ENV_MAX_BUNDLE_BYTES, defaults.max_total_bytes),
             max_member_bytes=_env_int(env, ENV_MAX_MEMBER_BYTES, defaults.max_member_bytes),
             max_log_bytes=_env_int(env, ENV_MAX_LOG_BYTES, defaults.max_log_bytes),
+            max_depth=_env_int(env, ENV_MAX_DEPTH, defaults.max_depth),
         )
 
 
@@ -100,7 +102,7 @@ def compression_of(path: Path) -> str | None:
 def is_tar(path: Path) -> bool:
     """True for a tar archive, plain or compressed (``ustar`` at offset 257 of the tar stream)."""
     try:
-        with _decompressed(path) as stream:
+        with decompressed(path) as stream:
             block = stream.read(_TAR_BLOCK)
     except DECODE_ERRORS:
         return False
@@ -108,7 +110,7 @@ def is_tar(path: Path) -> bool:
 
 
 @contextmanager
-def _decompressed(path: Path) -> Iterator[IO[bytes]]:
+def decompressed(path: Path) -> Iterator[IO[bytes]]:
     stream = _decompressor(path, compression_of(path)) or path.open("rb")
     with stream:
         yield stream
@@ -189,7 +191,35 @@ def temp_space() -> Iterator[Path]:
     try:
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path)
+
+
+def remove_tree(root: Path) -> None:
+    """Delete ``root`` and everything below it, deepest first, with an explicit stack: no
+    recursion limit to hit however deep a hostile archive nested its directories. Links are
+    removed, never followed; an entry that cannot be removed does not stop the rest."""
+    pending: list[tuple[str, bool]] = [(str(root), False)]
+    while pending:
+        path, emptied = pending.pop()
+        if emptied:
+            _quietly(os.rmdir, path)
+            continue
+        pending.append((path, True))
+        try:
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append((entry.path, False))
+                    else:
+                        _quietly(os.unlink, entry.path)
+        except OSError:
+            continue
+
+
+def _quietly(remove: Callable[[str], None], path: str) -> None:
+    # Already gone, or not ours to remove: the rest of the tree still goes.
+    with contextlib.suppress(OSError):
+        remove(path)
 
 
 def spool(stream: IO[bytes], dest: Path, cap: int, name: str) -> Path:
@@ -205,147 +235,3 @@ def spool(stream: IO[bytes], dest: Path, cap: int, name: str) -> Path:
                 )
             out.write(chunk)
     return dest
-
-
-# --- opening a bundle as a tree of files ----------------------------------------------------
-
-
-@contextmanager
-def open_tree(path: Path, limits: Limits | None = None) -> Iterator[BundleTree]:
-    """The files of a directory, an archive (extracted to temp space) or a single file."""
-    limits = limits or Limits.from_env()
-    if path.is_dir():
-        yield walk_directory(path)
-        return
-    if not path.is_file():
-        raise InputError(f"{path}: not a file or directory; pass a bundle directory or archive")
-    kind = compression_of(path)
-    if kind == "zip":
-        raise InputError(f"{path}: zip archives are not read; unzip it and pass the directory")
-    if not is_tar(path):
-        yield BundleTree(root=path.parent, origin=str(path), files=[path.name])
-        return
-    with temp_space() as scratch:
-        skipped = extract_tar(path, scratch, limits)
-        tree = walk_directory(scratch)
-        tree.origin, tree.archive = str(path), kind or "tar"
-        tree.skipped[:0] = skipped
-        yield tree
-
-
-def extract_tar(archive: Path, dest: Path, limits: Limits) -> list[tuple[str, str]]:
-    """Extract regular files and directories of ``archive`` under ``dest``; report the rest."""
-    skipped: list[tuple[str, str]] = []
-    budget = _Budget(archive, limits)
-    with _decompressed(archive) as stream:
-        counted = CappedReader(stream, budget.stream_cap(), str(archive), ENV_MAX_BUNDLE_BYTES)
-        try:
-            with tarfile.open(fileobj=io.BufferedReader(counted, _CHUNK), mode="r|") as tar:
-                for member in tar:
-                    _extract_member(tar, member, dest, budget, skipped)
-        except (tarfile.TarError, *DECODE_ERRORS) as exc:
-            _damaged(archive, budget.members, exc, skipped)
-    return skipped
-
-
-def _damaged(archive: Path, members: int, exc: Exception, skipped: list[tuple[str, str]]) -> None:
-    if members == 0:
-        raise InputError(
-            f"{archive}: not a readable tar archive ({exc}); re-download or re-pack it"
-        )
-    skipped.append((archive.name, f"archive damaged after {members} member(s): {exc}"))
-
-
-class _Budget:
-    """Running member count and byte total of one archive, checked against the caps."""
-
-    def __init__(self, archive: Path, limits: Limits) -> None:
-        self.archive, self.limits = archive, limits
-        self.members = 0
-        self.total = 0
-
-    def stream_cap(self) -> int:
-        # Headers and padding on top of the content: bounds pax headers and trailing junk too.
-        return self.limits.max_total_bytes + 3 * _TAR_BLOCK * (self.limits.max_members + 2)
-
-    def admit(self, member: tarfile.TarInfo) -> None:
-        self.members += 1
-        if self.members > self.limits.max_members:
-            self._refuse(f"has more than {self.limits.max_members} members", ENV_MAX_MEMBERS)
-        if member.size > self.limits.max_member_bytes:
-            what = f"member {member.name} is {member.size} bytes"
-            self._refuse(
-                f"{what}, over the per-member cap of {self.limits.max_member_bytes}",
-                ENV_MAX_MEMBER_BYTES,
-            )
-        self.total += member.size
-        if self.total > self.limits.max_total_bytes:
-            what = f"unpacks to more than {self.limits.max_total_bytes} bytes"
-            self._refuse(what, ENV_MAX_BUNDLE_BYTES)
-
-    def _refuse(self, what: str, env: str) -> None:
-        raise UnsafeBundleError(
-            f"bundle {self.archive} {what}; if you trust this bundle, raise the cap with {env}=<n>"
-        )
-
-
-def _extract_member(
-    tar: tarfile.TarFile,
-    member: tarfile.TarInfo,
-    dest: Path,
-    budget: _Budget,
-    skipped: list[tuple[str, str]],
-) -> None:
-    budget.admit(member)
-    parts, reason = safe_parts(member.name)
-    if reason is None:
-        reason = _refused_type(member)
-    if reason is not None:
-        skipped.append((member.name, reason))
-        return
-    target = dest.joinpath(*parts)
-    try:
-        if member.isdir():
-            target.mkdir(parents=True, exist_ok=True, mode=0o700)
-        else:
-            _write_member(tar, member, target, dest)
-    except OSError as exc:
-        skipped.append((member.name, f"could not extract: {exc.strerror or exc}"))
-
-
-def safe_parts(name: str) -> tuple[list[str], str | None]:
-    """Path components of an archive member name, or the reason it would leave the bundle."""
-    if name.startswith("/"):
-        return [], "absolute name refused (would write outside the bundle)"
-    parts = [part for part in name.split("/") if part not in ("", ".")]
-    if ".." in parts:
-        return [], "'..' in name refused (would write outside the bundle)"
-    if not parts:
-        return [], "empty member name"
-    return parts, None
-
-
-def _refused_type(member: tarfile.TarInfo) -> str | None:
-    if member.issym():
-        return f"symlink to {member.linkname!r} not created"
-    if member.islnk():
-        return f"hardlink to {member.linkname!r} not created"
-    if member.ischr() or member.isblk():
-        return "device file not created"
-    if member.isfifo():
-        return "FIFO not created"
-    if not (member.isreg() or member.isdir()):
-        return f"unsupported member type {member.type!r}"
-    return None
-
-
-def _write_member(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path, dest: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if not is_inside(target.parent, dest):
-        raise OSError(f"{target.parent} resolves outside the extraction directory")
-    source = tar.extractfile(member)
-    if source is None:
-        raise OSError("no data for a regular file")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    with source, os.fdopen(os.open(target, flags, 0o600), "wb") as out:
-        shutil.copyfileobj(source, out, _CHUNK)

@@ -1,11 +1,19 @@
-"""Walking a bundle directory without following symlinks out of it."""
+"""Walking a bundle directory without following symlinks out of it.
+
+The walk keeps its own stack instead of recursing, so a directory nested a thousand levels deep
+cannot exhaust Python's recursion limit; files more than ``max_depth`` levels below the root are
+not read, and each directory where the walk stopped is one reported skip with its file count.
+"""
 
 from __future__ import annotations
 
 import os
 import stat
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from kvtrace.sources.safety import DEFAULT_MAX_DEPTH, ENV_MAX_DEPTH
 
 
 @dataclass
@@ -25,26 +33,57 @@ def is_inside(path: Path, root: Path) -> bool:
     return os.path.commonpath([real, real_root]) == real_root
 
 
-def walk_directory(root: Path) -> BundleTree:
-    """Regular files under ``root``; symlinks leaving it, devices and FIFOs are reported."""
+def too_deep_reason(count: int, max_depth: int) -> str:
+    """The skip reason for ``count`` files nested deeper than ``max_depth`` levels."""
+    return (
+        f"{count} file(s) nested more than {max_depth} levels deep not read; if you trust this "
+        f"bundle, raise the cap with {ENV_MAX_DEPTH}=<levels>"
+    )
+
+
+def walk_directory(root: Path, max_depth: int = DEFAULT_MAX_DEPTH) -> BundleTree:
+    """Regular files under ``root``; symlinks leaving it, devices, FIFOs and files nested deeper
+    than ``max_depth`` levels are reported in ``skipped``."""
     tree = BundleTree(root=root, origin=str(root), files=[])
-
-    def unreadable(exc: OSError) -> None:
-        tree.skipped.append(
-            (_relative(Path(exc.filename or root), root), f"unreadable: {exc.strerror}")
-        )
-
-    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable, followlinks=False):
-        here = Path(dirpath)
-        for name in sorted(dirnames):
-            if (here / name).is_symlink():
-                tree.skipped.append(
-                    (_relative(here / name, root), "symlinked directory not followed")
-                )
-        for name in sorted(filenames):
-            _classify_file(here / name, root, tree)
+    too_deep: Counter[str] = Counter()
+    pending = [root]
+    while pending:
+        directory = pending.pop()
+        for entry in _entries(directory, root, tree):
+            relative = _relative(Path(entry.path), root)
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(Path(entry.path))
+            elif relative.count("/") >= max_depth:
+                too_deep["/".join(relative.split("/")[:max_depth])] += 1
+            else:
+                _classify_file(Path(entry.path), root, tree)
+    tree.skipped.extend((cut, too_deep_reason(n, max_depth)) for cut, n in sorted(too_deep.items()))
     tree.files.sort()
     return tree
+
+
+def _entries(directory: Path, root: Path, tree: BundleTree) -> list[os.DirEntry[str]]:
+    """The entries of one directory, sorted by name; a symlinked directory is reported, not
+    followed; an unreadable directory is one reported skip."""
+    try:
+        with os.scandir(directory) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+    except OSError as exc:
+        tree.skipped.append((_relative(directory, root), f"unreadable: {exc.strerror or exc}"))
+        return []
+    for entry in entries:
+        if entry.is_symlink() and entry.is_dir():
+            tree.skipped.append(
+                (_relative(Path(entry.path), root), "symlinked directory not followed")
+            )
+    return [e for e in entries if not (e.is_symlink() and _is_dir_quietly(e))]
+
+
+def _is_dir_quietly(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _classify_file(path: Path, root: Path, tree: BundleTree) -> None:
