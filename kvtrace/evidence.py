@@ -68,6 +68,9 @@ class Evidence:
     objects: dict[str, list[KubeObject]]
     logs: list[LogStream]
     captured_at: datetime | None = None
+    # when the collection began, if it took a while: each object was read somewhere between
+    # ``capture_started`` and ``captured_at`` (a must-gather runs for minutes)
+    capture_started: datetime | None = None
     kubevirt_version: str | None = None
     manifest: dict[str, Any] | None = None
     missing: list[str] = field(default_factory=list)
@@ -75,6 +78,11 @@ class Evidence:
     origin: str = ""
     # Derived lookups (e.g. the VM-scope index), built on first use; not part of the evidence.
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def read_from(self) -> datetime | None:
+        """The earliest moment an object of the evidence may have been read."""
+        return self.capture_started or self.captured_at
 
     def of_kind(self, kind: str) -> list[KubeObject]:
         return self.objects.get(kind, [])

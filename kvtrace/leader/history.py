@@ -42,14 +42,14 @@ def leader_history(evidence: Evidence, namespace: str) -> LeaderHistory:
     lines = read_leader_lines(evidence, namespace)
     lock = read_lease(evidence, namespace) or read_endpoints_lock(evidence, namespace)
     epochs = lease_epochs(lines.leader_rows)
-    from_lock = lock_epoch(lock, epochs, evidence.captured_at)
+    from_lock = lock_epoch(lock, epochs, evidence.read_from)
     if from_lock is not None:
         epochs = sorted([*epochs, from_lock], key=lambda e: e.start)
     history = LeaderHistory(
         namespace,
         lock,
         epochs,
-        leader_gaps(epochs, lines.actions, evidence.captured_at),
+        leader_gaps(epochs, lines.actions, evidence.read_from),
         action_overlaps(lines.actions, epochs),
         [a for a in lines.actions if epochs and a.replica not in leader_at(epochs, a.at)],
         lines.sources,

@@ -31,6 +31,7 @@ LEADER_ANNOTATION = "control-plane.alpha.kubernetes.io/leader"
 CONTROLLER_LABEL = ("kubevirt.io", "virt-controller")
 
 HEALTHY, LATE, EXPIRED, ABSENT = "healthy", "renewal late", "expired", "absent"
+UNDECIDED = "undecided (read during the collection)"
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,15 @@ the leader: ``/leader`` always answers 200 (application.go:1017-1035 at v1.9.0).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from kvtrace.evidence import POD, Evidence, KubeObject
 from kvtrace.leader.lines import read_leader_lines
 from kvtrace.leader.lock import (
     ABSENT,
     EXPIRED,
+    LATE,
+    UNDECIDED,
     LockRecord,
     is_controller_pod,
     judge,
@@ -95,7 +97,7 @@ class LeaderStatus:
 def leader_status(evidence: Evidence, namespace: str, reference: datetime) -> LeaderStatus:
     lease, endpoints = read_lease(evidence, namespace), read_endpoints_lock(evidence, namespace)
     lock = lease or endpoints
-    state, age = judge(lock, reference)
+    state, age = _judged(lock, evidence, reference)
     holder = lock.holder if lock else None
     rows = read_leader_lines(evidence, namespace).leader_rows
     pods = replicas(evidence, namespace, holder, rows)
@@ -116,6 +118,36 @@ def leader_status(evidence: Evidence, namespace: str, reference: datetime) -> Le
     return status
 
 
+def _judged(
+    lock: LockRecord | None, evidence: Evidence, reference: datetime
+) -> tuple[str, float | None]:
+    """The lock's state at the end of the collection — unless it was read during a collection
+    that took a while and was healthier at its start: then which it was is undecided."""
+    state, age = judge(lock, reference)
+    started = evidence.capture_started
+    if state not in (LATE, EXPIRED) or started is None or reference != evidence.captured_at:
+        return state, age
+    early, _ = judge(lock, started)
+    return (UNDECIDED if early != state else state), age
+
+
+def _window_note(status: LeaderStatus, started: datetime) -> str:
+    lock = status.lock
+    assert lock is not None and lock.renew is not None
+    until = lock.renew.at + timedelta(seconds=lock.duration)
+    return (
+        f"the {lock.kind} was read at some moment between {_when(started)} and "
+        f"{_when(status.reference)} (the collection's start and end): renewed at "
+        f"{_when(lock.renew.at)}, it was live if read before {_when(until)} and lapsed if "
+        f"read after; a read at a known time (kubectl get {lock.kind.lower()} -n "
+        f"{status.namespace} {LOCK_NAME} -o yaml) decides it"
+    )
+
+
+def _when(at: datetime) -> str:
+    return at.strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
 def _status_notes(evidence: Evidence, status: LeaderStatus, has_pods: bool) -> list[str]:
     notes = []
     if status.lock is None:
@@ -127,6 +159,8 @@ def _status_notes(evidence: Evidence, status: LeaderStatus, has_pods: bool) -> l
             "virt-controller never elected a leader here, or the namespace is wrong "
             "(--kubevirt-namespace)"
         )
+    if status.state == UNDECIDED and evidence.capture_started is not None:
+        notes.append(_window_note(status, evidence.capture_started))
     if status.lock is not None and status.other_lock is not None:
         notes.append(_both_locks(status.lock, status.other_lock, status.namespace))
     if status.lock is not None and not has_pods:

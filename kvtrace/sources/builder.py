@@ -38,6 +38,7 @@ class EvidenceBuilder:
         self.skipped: list[tuple[str, str]] = list(tree.skipped)
         self.missing: list[str] = []
         self.captured_at: datetime | None = None
+        self.capture_started: datetime | None = None
         self.kubevirt_version: str | None = None
         self.manifest: dict[str, Any] | None = None
 
@@ -114,6 +115,7 @@ class EvidenceBuilder:
             objects=objects,
             logs=sorted(self.logs, key=lambda log: log.info.source_id),
             captured_at=self.captured_at,
+            capture_started=self.capture_started,
             kubevirt_version=self.kubevirt_version or kubevirt_version_of(objects.get(KUBEVIRT)),
             manifest=self.manifest,
             missing=list(dict.fromkeys(self.missing)),
@@ -159,6 +161,13 @@ def parse_instant(text: Any) -> datetime | None:
 
 def collection_time(builder: EvidenceBuilder, start: str) -> datetime | None:
     """The must-gather wrapper's ``timestamp`` file at ``start`` or above: its last (end) line."""
+    window = collection_window(builder, start)
+    return window[1] if window else None
+
+
+def collection_window(builder: EvidenceBuilder, start: str) -> tuple[datetime, datetime] | None:
+    """The first and last lines of the must-gather wrapper's ``timestamp`` file at ``start`` or
+    above: when the collection began and ended."""
     parts = start.split("/") if start else []
     files = set(builder.tree.files)
     for depth in range(len(parts), -1, -1):
@@ -168,5 +177,5 @@ def collection_time(builder: EvidenceBuilder, start: str) -> datetime | None:
             times = [parse_instant(line) for line in data.decode("utf-8", "replace").splitlines()]
             found = [t for t in times if t is not None]
             if found:
-                return max(found)
+                return min(found), max(found)
     return None

@@ -3,17 +3,19 @@ and plain ``oc adm inspect`` trees."""
 
 from __future__ import annotations
 
-from kvtrace.evidence import VM, VMI, Evidence
-from kvtrace.sources.builder import EvidenceBuilder, collection_time
+from kvtrace.evidence import LEASE, VM, VMI, Evidence
+from kvtrace.sources.builder import EvidenceBuilder, collection_window
 from kvtrace.sources.layouts.inspect import read_inspect_root
 from kvtrace.sources.walk import BundleTree
 
 MARKER = "kubevirt/must-gather"
 MAX_DEPTH = 4
 
-MUST_GATHER_GAPS = (
+NO_LEASE = (
     "must-gather never collects the virt-controller Lease: leader history comes only from "
-    "logs and LeaderElection Events",
+    "logs and LeaderElection Events"
+)
+MUST_GATHER_GAPS = (
     "Events older than about 1 h before collection are gone (apiserver --event-ttl)",
     "logs exist only for pods that were Running and Ready at collection; previous.log holds only "
     "the last terminated instance",
@@ -70,10 +72,13 @@ def find_inspect_roots(tree: BundleTree) -> list[str]:
 
 def read_must_gather(builder: EvidenceBuilder, roots: list[str]) -> Evidence:
     """Every root read with the inspect rules; objects de-duplicated across roots."""
-    times = [t for root in roots if (t := collection_time(builder, root)) is not None]
-    builder.captured_at = max(times, default=None)
+    windows = [w for root in roots if (w := collection_window(builder, root)) is not None]
+    builder.capture_started = min((start for start, _ in windows), default=None)
+    builder.captured_at = max((end for _, end in windows), default=None)
     for root in roots:
         read_inspect_root(builder, root)
+    if not builder.index.by_kind().get(LEASE):
+        builder.missing.append(NO_LEASE)
     builder.missing.extend(MUST_GATHER_GAPS)
     note_missing_controller_logs(builder)
     return builder.build("must-gather", "full")
@@ -84,7 +89,7 @@ def read_inspect(builder: EvidenceBuilder, roots: list[str]) -> Evidence:
     for root in roots:
         read_inspect_root(builder, root)
     builder.missing.append("oc adm inspect does not collect the virt-controller Lease")
-    builder.missing.append(MUST_GATHER_GAPS[1])
+    builder.missing.append(MUST_GATHER_GAPS[0])
     note_missing_controller_logs(builder)
     has_vms = any(builder.index.by_kind().get(kind) for kind in (VM, VMI))
     if not has_vms:
