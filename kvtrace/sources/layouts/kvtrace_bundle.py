@@ -23,7 +23,11 @@ _MANIFEST_CAP = 64 * 1024 * 1024
 
 
 def find_manifest(tree: BundleTree) -> tuple[str, dict[str, Any]] | None:
-    """``(root, manifest)`` for a ``manifest.json`` of kind BundleManifest at depth 0 or 1."""
+    """``(root, manifest)`` for a ``manifest.json`` of kind BundleManifest at depth 0 or 1.
+
+    A ``manifest.json`` there that cannot be read or parsed is an error: falling back to another
+    layout would silently lose what the manifest says was collected and missed.
+    """
     for relative in tree.files:
         if relative.rsplit("/", 1)[-1] != MANIFEST or relative.count("/") > 1:
             continue
@@ -34,11 +38,26 @@ def find_manifest(tree: BundleTree) -> tuple[str, dict[str, Any]] | None:
 
 
 def _load(tree: BundleTree, relative: str) -> dict[str, Any] | None:
+    """The manifest's JSON object; None for valid JSON that is not an object (not ours)."""
     try:
         loaded = orjson.loads(read_capped(tree.root / relative, _MANIFEST_CAP, relative))
-    except (*DECODE_ERRORS, orjson.JSONDecodeError, InputError):
-        return None
+    except orjson.JSONDecodeError as exc:
+        raise _unusable(tree, relative, f"is not valid JSON ({exc})") from None
+    except (*DECODE_ERRORS, InputError) as exc:
+        raise _unusable(tree, relative, f"cannot be read ({_why(exc)})") from None
     return loaded if isinstance(loaded, dict) else None
+
+
+def _unusable(tree: BundleTree, relative: str, problem: str) -> InputError:
+    return InputError(
+        f"{tree.origin}: {relative} {problem}; a kvtrace bundle cannot be read without it: "
+        "re-collect with kvtrace collect, or repair or remove the file to read the rest as "
+        "plain files"
+    )
+
+
+def _why(exc: BaseException) -> str:
+    return str(getattr(exc, "strerror", None) or exc)
 
 
 def read_kvtrace_bundle(builder: EvidenceBuilder, root: str, manifest: dict[str, Any]) -> Evidence:
@@ -48,11 +67,13 @@ def read_kvtrace_bundle(builder: EvidenceBuilder, root: str, manifest: dict[str,
     version = manifest.get("kubevirtVersion")
     builder.kubevirt_version = version if isinstance(version, str) and version else None
     prefix = f"{root}/" if root else ""
+    before = len(builder.skipped), len(builder.missing)
     listed_objects = _read_collected(builder, prefix, manifest)
     listed_logs = _read_logs(builder, prefix, manifest)
+    complete = (len(builder.skipped), len(builder.missing)) == before
     _read_unlisted(builder, root, listed_objects | listed_logs)
     builder.missing.extend(_missing(manifest))
-    return builder.build("kvtrace", "full")
+    return builder.build("kvtrace", "full" if complete else "low")
 
 
 def _check_version(builder: EvidenceBuilder, manifest: dict[str, Any]) -> None:
@@ -79,8 +100,26 @@ def _read_collected(builder: EvidenceBuilder, prefix: str, manifest: dict[str, A
             builder.skip(relative, "listed in manifest.json but absent from the bundle")
             continue
         kind = entry.get("kind")
-        builder.add_manifest(relative, kind if isinstance(kind, str) else None, from_list=True)
+        kind = kind if isinstance(kind, str) else None
+        skips = len(builder.skipped)
+        found = builder.add_manifest(relative, kind, from_list=True)
+        if len(builder.skipped) == skips:  # else the skip already says what went wrong
+            _check_count(builder, relative, kind, entry.get("count"), found)
     return listed
+
+
+def _check_count(
+    builder: EvidenceBuilder, relative: str, kind: str | None, counted: Any, found: int
+) -> None:
+    """The manifest's ``count`` is what collect wrote: a file holding another number lost
+    objects (truncated, emptied, hand-edited), and the coverage report must say so."""
+    if not isinstance(counted, int) or isinstance(counted, bool) or counted == found:
+        return
+    builder.missing.append(
+        f"{relative} holds {found} object(s) but manifest.json counts {counted} "
+        f"{kind or 'object'}(s) collected: the file is damaged or truncated; re-collect with "
+        "kvtrace collect"
+    )
 
 
 def _read_logs(builder: EvidenceBuilder, prefix: str, manifest: dict[str, Any]) -> set[str]:

@@ -29,6 +29,10 @@ MANIFEST, LOG, EVENTS, BINARY, EMPTY, DESCRIBE, HTML = (
     "describe",
     "html",
 )
+BUNDLE_MANIFEST = "manifest.json"
+# A manifest.json that is JSON but no BundleManifest (kvtrace_bundle checked it first) is some
+# tool's metadata: never a log.
+_NOT_OUR_MANIFEST = "manifest.json is not a kvtrace BundleManifest nor Kubernetes objects: not read"
 _SKIP_REASONS = {
     BINARY: "binary file: not a log, YAML or JSON",
     EMPTY: "empty file",
@@ -95,7 +99,9 @@ def read_plain(builder: EvidenceBuilder) -> Evidence:
 
 
 def _route(builder: EvidenceBuilder, relative: str, what: str) -> None:
-    if what == MANIFEST:
+    if what == LOG and relative.rsplit("/", 1)[-1] == BUNDLE_MANIFEST:
+        builder.skip(relative, _NOT_OUR_MANIFEST)
+    elif what == MANIFEST:
         stem = relative.rsplit("/", 1)[-1].split(".", 1)[0]
         before = len(builder.skipped)
         if builder.add_manifest(relative, PLURAL_KINDS.get(stem)) == 0 and (
