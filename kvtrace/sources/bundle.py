@@ -9,6 +9,8 @@ private temp directory that exists exactly as long as the context.
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,7 +21,14 @@ from kvtrace.errors import InputError
 from kvtrace.evidence import Evidence
 from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.layouts import cluster_dump, kvtrace_bundle, mustgather, plain, vm_incident
-from kvtrace.sources.safety import Limits, spool, temp_space
+from kvtrace.sources.safety import (
+    Limits,
+    probe_readable,
+    spool,
+    spool_file,
+    temp_space,
+    unreadable,
+)
 from kvtrace.sources.tarball import open_tree
 from kvtrace.sources.walk import BundleTree
 from parsers.paths import source_from_path
@@ -85,8 +94,8 @@ def open_logs(
     with temp_space() as scratch:
         tree = BundleTree(root=scratch, origin=", ".join(paths), files=[])
         builder = EvidenceBuilder(tree, limits)
-        for given in paths:
-            _add_log_file(builder, given, scratch, limits, stdin)
+        for index, given in enumerate(paths):
+            _add_log_file(builder, given, scratch / f"log-{index}", limits, stdin)
         builder.missing.append(NO_OBJECTS)
         yield builder.build("logs", "low")
 
@@ -97,20 +106,59 @@ def _check_log_paths(paths: list[str]) -> None:
     if paths.count(STDIN) > 1:
         raise InputError("stdin ('-') given more than once; pass --log - only once")
     for given in paths:
-        if given == STDIN:
-            continue
-        if not Path(given).exists():
-            raise InputError(f"{given}: no such log file; check the path given to --log")
-        if Path(given).is_dir():
-            raise InputError(f"{given}: is a directory; pass it with --bundle instead of --log")
+        if given != STDIN:
+            _check_log_file(given)
+
+
+def _check_log_file(given: str) -> None:
+    """A ``--log`` path must be a regular file kvtrace can read: anything else is an
+    :class:`InputError` naming it, never a hang (FIFO, ``/dev/zero``) or a traceback."""
+    try:
+        mode = os.stat(given).st_mode
+    except FileNotFoundError:
+        raise InputError(f"{given}: no such log file; check the path given to --log") from None
+    except OSError as exc:
+        raise unreadable(given, exc) from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{given}: is a directory; pass it with --bundle instead of --log")
+    if not stat.S_ISREG(mode):
+        raise InputError(
+            f"{given}: is a {_special_kind(mode)}, not a regular file; --log reads files: "
+            f"pipe it in with --log - (… --log - < {given}) or save it to a file first"
+        )
+    try:
+        probe_readable(Path(given))
+    except OSError as exc:
+        raise unreadable(given, exc) from None
+
+
+def _special_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "socket" if stat.S_ISSOCK(mode) else "special file"
 
 
 def _add_log_file(
-    builder: EvidenceBuilder, given: str, scratch: Path, limits: Limits, stdin: IO[bytes] | None
+    builder: EvidenceBuilder, given: str, copy: Path, limits: Limits, stdin: IO[bytes] | None
 ) -> None:
-    if given != STDIN:
-        builder.add_log(given, source_from_path(given), prefixed=None, path=Path(given))
+    """Register one ``--log``; stdin and files that report no size are first copied to ``copy``
+    in temp space."""
+    if given == STDIN:
+        stream = stdin if stdin is not None else sys.stdin.buffer
+        spooled = spool(stream, copy, limits.max_log_bytes, "stdin")
+        builder.add_log("stdin", SourceInfo("stdin"), prefixed=None, path=spooled)
         return
-    stream = stdin if stdin is not None else sys.stdin.buffer
-    spooled = spool(stream, scratch / "stdin", limits.max_log_bytes, "stdin")
-    builder.add_log("stdin", SourceInfo("stdin"), prefixed=None, path=spooled)
+    path = Path(given)
+    if path.stat().st_size == 0:  # empty, or a /proc file that does not know its size
+        path = _spool_sizeless(path, copy, limits)
+    builder.add_log(given, source_from_path(given), prefixed=None, path=path)
+
+
+def _spool_sizeless(path: Path, dest: Path, limits: Limits) -> Path:
+    """A copy in temp space, read through the log cap, so the stream has a real size."""
+    try:
+        return spool_file(path, dest, limits.max_log_bytes)
+    except OSError as exc:
+        raise unreadable(str(path), exc) from None

@@ -224,14 +224,53 @@ def _quietly(remove: Callable[[str], None], path: str) -> None:
 
 def spool(stream: IO[bytes], dest: Path, cap: int, name: str) -> Path:
     """Copy ``stream`` (e.g. stdin) to ``dest`` inside temp space, at most ``cap`` bytes."""
-    copied = 0
     with dest.open("xb") as out:
-        while chunk := stream.read(_CHUNK):
-            copied += len(chunk)
-            if copied > cap:
-                raise SizeCapExceeded(
-                    f"{name} is larger than {cap} bytes; if you trust it, "
-                    f"raise the cap with {ENV_MAX_LOG_BYTES}=<bytes>"
-                )
-            out.write(chunk)
+        _copy_capped(stream.read, out, cap, name)
     return dest
+
+
+def spool_file(source: Path, dest: Path, cap: int) -> Path:
+    """Copy a file whose size the kernel does not report (a ``/proc`` file says 0 bytes) to
+    ``dest``, at most ``cap`` bytes. Opened non-blocking: a file that would wait for data (such
+    as ``/proc/kmsg``) raises :class:`BlockingIOError` instead of hanging."""
+    with _read_without_waiting(source) as read, dest.open("xb") as out:
+        _copy_capped(read, out, cap, str(source))
+    return dest
+
+
+def probe_readable(source: Path) -> None:
+    """Read the first byte of ``source`` without waiting for it: the :class:`OSError` it
+    raises (permission, ``EIO``, ``BlockingIOError``) before any real reading starts."""
+    with _read_without_waiting(source) as read:
+        read(1)
+
+
+def unreadable(name: str, exc: OSError) -> InputError:
+    """The :class:`InputError` for a file that cannot be opened or read: its name and why."""
+    if isinstance(exc, BlockingIOError):
+        return InputError(
+            f"{name}: waits for data that may never come; save what you need to a file first"
+        )
+    why = exc.strerror or str(exc)
+    return InputError(f"{name}: cannot be read ({why}); check the file and its permissions")
+
+
+@contextmanager
+def _read_without_waiting(source: Path) -> Iterator[Callable[[int], bytes]]:
+    descriptor = os.open(source, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        yield lambda size: os.read(descriptor, size)
+    finally:
+        os.close(descriptor)
+
+
+def _copy_capped(read: Callable[[int], bytes], out: IO[bytes], cap: int, name: str) -> None:
+    copied = 0
+    while chunk := read(_CHUNK):
+        copied += len(chunk)
+        if copied > cap:
+            raise SizeCapExceeded(
+                f"{name} is larger than {cap} bytes; if you trust it, "
+                f"raise the cap with {ENV_MAX_LOG_BYTES}=<bytes>"
+            )
+        out.write(chunk)

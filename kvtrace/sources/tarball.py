@@ -31,7 +31,10 @@ from kvtrace.sources.safety import (
     compression_of,
     decompressed,
     is_tar,
+    probe_readable,
+    spool_file,
     temp_space,
+    unreadable,
 )
 from kvtrace.sources.walk import BundleTree, is_inside, too_deep_reason, walk_directory
 
@@ -51,11 +54,13 @@ def open_tree(path: Path, limits: Limits | None = None) -> Iterator[BundleTree]:
         return
     if not path.is_file():
         raise InputError(f"{path}: not a file or directory; pass a bundle directory or archive")
+    _check_readable(path)
     kind = compression_of(path)
     if kind == "zip":
         raise InputError(f"{path}: zip archives are not read; unzip it and pass the directory")
     if not is_tar(path):
-        yield BundleTree(root=path.parent, origin=str(path), files=[path.name])
+        with _single_file(path, limits) as tree:
+            yield tree
         return
     with temp_space() as scratch:
         skipped = extract_tar(path, scratch, limits)
@@ -63,6 +68,28 @@ def open_tree(path: Path, limits: Limits | None = None) -> Iterator[BundleTree]:
         tree.origin, tree.archive = str(path), kind or "tar"
         tree.skipped[:0] = skipped
         yield tree
+
+
+def _check_readable(path: Path) -> None:
+    try:
+        probe_readable(path)
+    except OSError as exc:
+        raise unreadable(str(path), exc) from None
+
+
+@contextmanager
+def _single_file(path: Path, limits: Limits) -> Iterator[BundleTree]:
+    """One file as a tree; a file reporting 0 bytes (empty, or a ``/proc`` file that does not
+    know its size) is first copied into temp space through the log cap, so it has a real one."""
+    if path.stat().st_size > 0:
+        yield BundleTree(root=path.parent, origin=str(path), files=[path.name])
+        return
+    with temp_space() as scratch:
+        try:
+            spool_file(path, scratch / path.name, limits.max_log_bytes)
+        except OSError as exc:
+            raise unreadable(str(path), exc) from None
+        yield BundleTree(root=scratch, origin=str(path), files=[path.name])
 
 
 def extract_tar(archive: Path, dest: Path, limits: Limits) -> Skipped:
