@@ -206,8 +206,9 @@ def test_interrupted_collect_leaves_nothing_under_the_final_name(
     monkeypatch.setattr(Progress, "add_bytes", interrupt)  # mid-way through streaming a log
     target = tmp_path / "out" / "bundle.tar.gz"
     target.parent.mkdir()
-    code, out, err = collect(capsys, apiserver, target)
-    assert (code, out) == (1, "") and err.endswith("aborted\n")
+    with pytest.raises(KeyboardInterrupt):  # kvtrace.entry reports it (exit 130)
+        collect(capsys, apiserver, target)
+    assert capsys.readouterr().out == ""
     assert any(r.path.endswith("/log") for r in apiserver.requests)
     assert list(target.parent.iterdir()) == []
 
@@ -234,5 +235,5 @@ def test_sigint_during_a_slow_log_leaves_nothing(apiserver, tmp_path):
     started = time.monotonic()
     _, err = child.communicate(timeout=20)
     assert time.monotonic() - started < 2.0  # prompt: in-flight requests are abandoned
-    assert child.returncode == 1 and b"aborted" in err and b"Traceback" not in err
+    assert child.returncode == 130 and b"interrupted" in err and b"Traceback" not in err
     assert list(tmp_path.iterdir()) == [tmp_path / "apiserver"]
