@@ -41,7 +41,7 @@ class _Written:
         monkeypatch.setattr(tarball, "_copy_at_most", counting)
 
 
-def test_the_total_cap_is_checked_from_the_header_before_the_data(
+def test_a_bomb_is_refused_from_its_headers_before_anything_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     archive = _zeros_tar(tmp_path / "bomb.tgz", members=5, size=2 * MiB)
@@ -52,6 +52,18 @@ def test_the_total_cap_is_checked_from_the_header_before_the_data(
     message = str(caught.value)
     assert "member bundle/part3.log" in message and str(8 * MiB - 1) in message
     assert "KVTRACE_MAX_BUNDLE_BYTES" in message
+    assert written.total == 0
+
+
+def test_the_running_total_is_checked_before_each_member_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = _zeros_tar(tmp_path / "bomb.tgz", members=5, size=2 * MiB)
+    monkeypatch.setattr(tarball, "survey_tar", lambda archive, dest, limits: None)
+    written = _Written(monkeypatch)
+    limits = Limits(max_total_bytes=8 * MiB - 1, max_member_bytes=2 * MiB)
+    with pytest.raises(UnsafeBundleError, match=r"part3\.log"), open_tree(archive, limits):
+        pass
     assert written.total == 3 * 2 * MiB <= limits.max_total_bytes
 
 
@@ -68,17 +80,42 @@ def test_an_oversized_member_is_refused_before_any_of_it_is_written(
     assert written.total == 0
 
 
-def test_a_member_the_temp_directory_has_no_room_for_is_refused_unwritten(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("survey", "what"), [(True, "unpacks to 4194304 bytes"), (False, "part0")])
+def test_a_bundle_the_temp_directory_has_no_room_for_is_refused_unwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, survey: bool, what: str
 ) -> None:
     archive = _zeros_tar(tmp_path / "fill.tgz", members=2, size=2 * MiB)
+    if not survey:
+        monkeypatch.setattr(tarball, "survey_tar", lambda archive, dest, limits: None)
     written = _Written(monkeypatch)
     real = tarball.shutil.disk_usage
     monkeypatch.setattr(
         tarball.shutil, "disk_usage", lambda path: real(path)._replace(free=2 * MiB)
     )
-    with pytest.raises(UnsafeBundleError) as caught, open_tree(archive, Limits()):
+    # Just above the bundle's 4 MiB: the cap passes it; the survey runs (gzip could hold more).
+    limits = Limits(max_total_bytes=4 * MiB + 1)
+    with pytest.raises(UnsafeBundleError) as caught, open_tree(archive, limits):
         pass
     message = str(caught.value)
-    assert "bundle/part0.log" in message and "TMPDIR" in message and str(2 * MiB) in message
+    assert what in message and "TMPDIR" in message and f"only {2 * MiB} bytes are free" in message
     assert written.total == 0
+
+
+def test_only_an_archive_that_could_pass_the_cap_is_surveyed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    passes: list[str] = []
+    stream = tarball._tar_stream
+
+    def counted(archive: Path, budget: object) -> object:
+        passes.append(archive.name)
+        return stream(archive, budget)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tarball, "_tar_stream", counted)
+    small = _zeros_tar(tmp_path / "small.tgz", members=2, size=1000)
+    with open_tree(small, Limits(max_total_bytes=10 * MiB)) as tree:
+        assert len(tree.files) == 2
+    assert passes == ["small.tgz"]
+    with open_tree(small, Limits(max_total_bytes=100_000)):
+        pass
+    assert passes == ["small.tgz", "small.tgz", "small.tgz"]

@@ -43,6 +43,8 @@ _TAR_BLOCK = 512
 # Extraction never takes the temp directory's last tenth: the machine keeps working.
 _FREE_SHARE = 0.9
 Skipped = list[tuple[str, str]]
+# Deflate expands at most 1032:1 and a plain tar not at all; bzip2 and xz have no such bound.
+_MAX_RATIO: dict[str | None, int] = {None: 1, "gzip": 1032}
 
 
 @contextmanager
@@ -94,18 +96,47 @@ def _single_file(path: Path, limits: Limits) -> Iterator[BundleTree]:
 
 def extract_tar(archive: Path, dest: Path, limits: Limits) -> Skipped:
     """Extract regular files and directories of ``archive`` under ``dest``; report the rest."""
+    survey_tar(archive, dest, limits)
     skipped: Skipped = []
     budget = _Budget(archive, dest, limits)
-    with decompressed(archive) as stream:
-        counted = CappedReader(stream, budget.stream_cap(), str(archive), ENV_MAX_BUNDLE_BYTES)
-        try:
-            with tarfile.open(fileobj=io.BufferedReader(counted, _CHUNK), mode="r|") as tar:
-                for member in tar:
-                    _extract_member(tar, member, dest, budget, skipped)
-        except (tarfile.TarError, *DECODE_ERRORS) as exc:
-            _damaged(archive, budget.members, exc, skipped)
+    try:
+        with _tar_stream(archive, budget) as tar:
+            for member in tar:
+                _extract_member(tar, member, dest, budget, skipped)
+    except (tarfile.TarError, *DECODE_ERRORS) as exc:
+        _damaged(archive, budget.members, exc, skipped)
     skipped.extend(budget.too_deep_skips())
     return skipped
+
+
+def survey_tar(archive: Path, dest: Path, limits: Limits) -> None:
+    """Read every header, writing nothing, when ``archive`` could unpack past the caps: a bomb
+    is refused from the header of the member that crosses a cap, before any data is written,
+    and so is a bundle the temp directory has no room for. Archives too small to reach the
+    total cap are not surveyed (the extraction's own checks suffice)."""
+    ratio = _MAX_RATIO.get(compression_of(archive))
+    if ratio is not None and archive.stat().st_size * ratio <= limits.max_total_bytes:
+        return
+    budget = _Budget(archive, dest, limits)
+    writes = 0
+    try:
+        with _tar_stream(archive, budget) as tar:
+            for member in tar:
+                budget.admit(member)
+                parts, reason = _admissible(member)
+                if reason is None and member.isreg() and len(parts) <= limits.max_depth:
+                    writes += member.size
+    except (tarfile.TarError, *DECODE_ERRORS):
+        pass  # damaged: the extraction keeps and reports what can be read
+    budget.check_room(f"unpacks to {writes} bytes", writes)
+
+
+@contextmanager
+def _tar_stream(archive: Path, budget: _Budget) -> Iterator[tarfile.TarFile]:
+    with decompressed(archive) as stream:
+        counted = CappedReader(stream, budget.stream_cap(), str(archive), ENV_MAX_BUNDLE_BYTES)
+        with tarfile.open(fileobj=io.BufferedReader(counted, _CHUNK), mode="r|") as tar:
+            yield tar
 
 
 def _damaged(archive: Path, members: int, exc: Exception, skipped: Skipped) -> None:
@@ -149,15 +180,14 @@ class _Budget:
             )
             self._refuse(what, ENV_MAX_BUNDLE_BYTES)
 
-    def check_room(self, member: tarfile.TarInfo) -> None:
-        """Refuse a member the temp directory has no room for, before writing any of it."""
+    def check_room(self, what: str, size: int) -> None:
+        """Refuse ``size`` bytes the temp directory has no room for, before writing any."""
         free = shutil.disk_usage(self.dest).free
-        if member.size > free * _FREE_SHARE:
+        if size > free * _FREE_SHARE:
             raise UnsafeBundleError(
-                f"bundle {self.archive}: member {member.name} declares {member.size} bytes but "
-                f"only {free} bytes are free in the temp directory {self.dest.parent}; point "
-                "TMPDIR at a disk with more room, or unpack the archive yourself and pass the "
-                "directory"
+                f"bundle {self.archive} {what} but only {free} bytes are free in the temp "
+                f"directory {self.dest.parent}; point TMPDIR at a disk with more room, or unpack "
+                "the archive yourself and pass the directory"
             )
 
     def cut_if_too_deep(self, member: tarfile.TarInfo, parts: list[str]) -> bool:
@@ -184,9 +214,7 @@ def _extract_member(
     tar: tarfile.TarFile, member: tarfile.TarInfo, dest: Path, budget: _Budget, skipped: Skipped
 ) -> None:
     budget.admit(member)
-    parts, reason = safe_parts(member.name)
-    if reason is None:
-        reason = _refused_type(member)
+    parts, reason = _admissible(member)
     if reason is not None:
         skipped.append((member.name, reason))
         return
@@ -196,10 +224,16 @@ def _extract_member(
         if member.isdir():
             make_directories(dest, parts)
         else:
-            budget.check_room(member)
+            budget.check_room(f"member {member.name} declares {member.size} bytes", member.size)
             _write_member(tar, member, dest, parts)
     except OSError as exc:
         skipped.append((member.name, f"could not extract: {exc.strerror or exc}"))
+
+
+def _admissible(member: tarfile.TarInfo) -> tuple[list[str], str | None]:
+    """The member's path components, or why it is not created."""
+    parts, reason = safe_parts(member.name)
+    return parts, reason if reason is not None else _refused_type(member)
 
 
 def safe_parts(name: str) -> tuple[list[str], str | None]:
