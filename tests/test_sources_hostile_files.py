@@ -105,3 +105,16 @@ def test_the_cli_says_error_not_internal_error(
     os.mkfifo(fifo)
     code, _, err = run_cli(capsys, "timeline", "default/web", "--log", str(fifo))
     assert code == 1 and err.startswith(f"error: {fifo}: is a FIFO") and "internal" not in err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads everything")
+def test_an_unreadable_bundle_directory_is_an_input_error(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "a.log").write_text("x\n")
+    bundle.chmod(0)
+    try:
+        with pytest.raises(InputError, match=r"bundle: cannot be read"), open_bundle(bundle):
+            pass
+    finally:
+        bundle.chmod(0o700)

@@ -52,6 +52,7 @@ def open_tree(path: Path, limits: Limits | None = None) -> Iterator[BundleTree]:
     """The files of a directory, an archive (extracted to temp space) or a single file."""
     limits = limits or Limits.from_env()
     if path.is_dir():
+        _check_listable(path)
         yield walk_directory(path, limits.max_depth)
         return
     if not path.is_file():
@@ -75,6 +76,14 @@ def open_tree(path: Path, limits: Limits | None = None) -> Iterator[BundleTree]:
 def _check_readable(path: Path) -> None:
     try:
         probe_readable(path)
+    except OSError as exc:
+        raise unreadable(str(path), exc) from None
+
+
+def _check_listable(path: Path) -> None:
+    try:
+        with os.scandir(path):
+            pass
     except OSError as exc:
         raise unreadable(str(path), exc) from None
 
