@@ -102,3 +102,14 @@ def test_a_foreign_manifest_json_is_never_read_as_a_log(tmp_path: Path) -> None:
         assert evidence.layout == "plain"
         assert [log.info.source_id for log in evidence.logs] == ["controller.log"]
         assert any(path == "manifest.json" and "not read" in r for path, r in evidence.skipped)
+
+
+def test_a_manifest_listing_itself_as_a_log_is_not_read_as_one(tmp_path: Path) -> None:
+    root = _bundle(tmp_path / "b")
+    manifest = orjson.loads((root / "manifest.json").read_bytes())
+    manifest["logs"].append({"file": "manifest.json"})
+    (root / "manifest.json").write_bytes(orjson.dumps(manifest))
+    with open_bundle(root) as evidence:
+        assert [log.info.source_id for log in evidence.logs] == [LOG]
+        assert evidence.coverage == "low"
+        assert any(path == "manifest.json" and "not read" in r for path, r in evidence.skipped)

@@ -130,10 +130,12 @@ def _read_logs(builder: EvidenceBuilder, prefix: str, manifest: dict[str, Any]) 
         listed.add(relative)
         if relative not in files:
             builder.skip(relative, "listed in manifest.json but absent from the bundle")
-            continue
-        builder.add_log(
-            relative, _log_source(relative, entry), entry.get("timestamps") is not False
-        )
+        elif relative == prefix + MANIFEST:
+            builder.skip(relative, "manifest.json lists itself as a log: it is not one, not read")
+        else:
+            builder.add_log(
+                relative, _log_source(relative, entry), entry.get("timestamps") is not False
+            )
     return listed
 
 
