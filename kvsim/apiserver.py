@@ -52,7 +52,10 @@ PLURAL = {
     "Lease": "leases.coordination.k8s.io",
     "Event": "events",
     "Endpoints": "endpoints",
+    "VirtualMachineInstanceMigration": "virtualmachineinstancemigrations.kubevirt.io",
+    "Node": "nodes",
 }
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery rand.String
 VMI_FINALIZER = "kubevirt.io/foregroundDeleteVirtualMachine"
 API_URL = "https://10.96.0.1:443"
 CLIENT_TIMEOUT_US = 5 * SECOND  # vmi-mutator.go:128-137
@@ -142,6 +145,8 @@ class ApiServer:
         self.objects: dict[Key, Obj] = {}
         self.watches: list[Watch] = []
         self.faults = ApiFaults()
+        # the webhooks on creates, by kind; the cluster adds the migration webhooks (kvsim.vmim)
+        self.admission: dict[str, Callable[[ApiServer, Obj], None]] = dict(ADMISSION)
         self.writes: list[tuple[int, str, Key]] = []  # (time, verb, key): the audit trail
         self._frozen: dict[Key, bytes] = {}
         self._by_kind: dict[str, dict[Key, Obj]] = {}
@@ -211,6 +216,9 @@ class ApiServer:
     def create(self, obj: Obj) -> Obj:
         kind = obj["kind"]
         meta = obj.setdefault("metadata", {})
+        if "name" not in meta:  # generateName: five random characters (names.go:43-54)
+            suffix = "".join(self.rng.choice(NAME_ALPHABET) for _ in range(5))
+            meta["name"] = f"{meta['generateName']}{suffix}"
         key = (kind, meta.get("namespace", ""), meta["name"])
         rule = self.faults.rejection(kind, meta["name"])
         if rule is not None:
@@ -221,7 +229,7 @@ class ApiServer:
         meta["creationTimestamp"] = timefmt.seconds(self.kernel.now)
         if kind in ("VirtualMachine", "VirtualMachineInstance"):
             meta.setdefault("generation", 1)
-        ADMISSION.get(kind, _no_admission)(self, obj)
+        self.admission.get(kind, _no_admission)(self, obj)
         self._bump(obj)
         frozen = self._put(key, obj)
         self._emit("ADDED", key, obj, frozen)
@@ -280,7 +288,7 @@ class ApiServer:
             merged = thaw(self._frozen[key])
             merged["status"] = sent.get("status", {})
             return merged
-        if key[0] == "VirtualMachine":
+        if key[0] in ("VirtualMachine", "VirtualMachineInstanceMigration"):  # status subresource
             sent["status"] = clone(current.get("status", {}))
         for field_name in ("uid", "creationTimestamp", "deletionTimestamp", "generation"):
             if field_name in current["metadata"]:

@@ -124,3 +124,34 @@ def settle(queue: WorkQueue, key: str, err: str | None) -> None:
         queue.forget(key)
     else:
         queue.add_rate_limited(key)
+
+
+class PriorityWorkQueue(WorkQueue):
+    """controller-runtime's priority queue as the migration controller builds it
+    (migration.go:171-174): the same rate limiter, but the highest priority is handed out first
+    (first in, first out among equals), and adding a queued key again can only raise its
+    priority."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        super().__init__(kernel)
+        self.priorities: dict[str, int] = {}
+        self.taken: dict[str, int] = {}  # the priority each key in process was handed out with
+
+    def add_priority(self, key: str, priority: int, delay: int = 0) -> None:
+        if delay > 0:
+            self.kernel.after(delay, lambda: self.add_priority(key, priority))
+            return
+        self.priorities[key] = max(priority, self.priorities.get(key, priority))
+        self.add(key)
+
+    def get(self) -> Process:
+        while not self.queue:
+            if self._ready.fired:
+                self._ready = Signal()
+            yield self._ready
+        key = max(self.queue, key=lambda k: self.priorities.get(k, 0))
+        self.queue.remove(key)
+        self.taken[key] = self.priorities.pop(key, 0)
+        self.processing.add(key)
+        self.dirty.discard(key)
+        return key
