@@ -22,6 +22,7 @@ from kvsim.kernel import SECOND, Process
 from kvsim.logs import LoggedObject
 from kvsim.releases import at_least
 from kvsim.runtime import Runtime
+from kvsim.vmim import is_migrating
 from kvsim.workqueue import WorkQueue, serve, settle
 
 VM, VMI, CR = "VirtualMachine", "VirtualMachineInstance", "ControllerRevision"
@@ -751,6 +752,8 @@ class VMController:
         if vmi is not None and not is_final(vmi):
             if vmi["metadata"].get("deletionTimestamp"):
                 return "Stopping"
+            if is_migrating(vmi):  # isVirtualMachineStatusMigrating (vm.go:2648-2651)
+                return "Migrating"
             if phase(vmi) == "Running":
                 return "Running"
             return "Starting"

@@ -105,8 +105,10 @@ class VMIController:
                 annotations[annotation] = "v1"
             return (yield from self._write(vmi, vmi, "update"))
         pods = launcher_pods(rt, vmi)
-        pod = next((p for p in pods if not p["metadata"].get("deletionTimestamp")), None)
-        pod = pod or (pods[0] if pods else None)
+        node = vmi.get("status", {}).get("nodeName")  # CurrentVMIPod: a pod on the VMI's node
+        here = [p for p in pods if not node or p["spec"].get("nodeName") == node]
+        pod = next((p for p in here if not p["metadata"].get("deletionTimestamp")), None)
+        pod = pod or (here[0] if here else None)
         try:
             sync_err = yield from self._sync(vmi, pod, pods)
         except ApiError as exc:
