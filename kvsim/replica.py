@@ -19,15 +19,19 @@ from functools import partial
 from kvsim import timefmt
 from kvsim.apiserver import ApiError, ApiServer, Obj
 from kvsim.disruption_budget import DisruptionBudgetController
+from kvsim.evacuation import EvacuationController
 from kvsim.events import Recorder
 from kvsim.informer import Informers
 from kvsim.kernel import SECOND, Host, Kernel, Process, kill
 from kvsim.locks import EndpointsLeasesLock, EndpointsLock, Lock, Record, forbidden
 from kvsim.logs import ContainerLog
+from kvsim.migration_controller import MigrationController
+from kvsim.node_controller import NodeController
 from kvsim.releases import SIMULATED, check_simulable, has
 from kvsim.runtime import CodeFaults, Runtime
 from kvsim.vm_controller import VMController
 from kvsim.vmi_controller import VMIController
+from kvsim.vmim import VMIM
 
 NAMESPACE = "kubevirt"
 LEASE = "virt-controller"
@@ -340,11 +344,14 @@ class Replica:
         vm_controller, vmi_controller = VMController(rt), VMIController(rt)
         self.vm_controller = vm_controller
         budget = DisruptionBudgetController(rt, f"{self.seed}/{self.pod}/{len(self.logs)}")
+        others = self._migration_controllers(rt)
         if quiet:
             self.kernel.spawn(self.host, informers.start())
             self.kernel.spawn(self.host, vmi_controller.run())
             self.kernel.spawn(self.host, vm_controller.run())
             self.kernel.spawn(self.host, budget.run())
+            for process in others:
+                self.kernel.spawn(self.host, process)
             return
         yield 612
         for name in self.rng.sample(INFORMERS, len(INFORMERS)):  # Go map iteration order
@@ -370,6 +377,18 @@ class Replica:
         self.kernel.spawn(self.host, vmi_controller.run())
         self.kernel.spawn(self.host, vm_controller.run())
         self.kernel.spawn(self.host, budget.run())
+        for process in others:
+            self.kernel.spawn(self.host, process)
+
+    def _migration_controllers(self, rt: Runtime) -> list[Process]:
+        """The migration, evacuation and node controllers, on their own informers of
+        migrations and nodes (application.go:640, 645, 638): the processes to start."""
+        seed = f"{self.seed}/{self.pod}/{len(self.logs)}"
+        cache = Informers(self.api, self.host, f"{seed}/migrations", kinds=(VMIM, "Node"))
+        cache.extra_lag_us = rt.informers.extra_lag_us
+        migrations = MigrationController(rt, cache, seed)
+        evacuation, nodes = EvacuationController(rt, cache), NodeController(rt, cache)
+        return [cache.start(), migrations.run(), evacuation.run(), nodes.run()]
 
 
 def controller_pod(name: str, node: str, rs_hash: str, ip: str) -> Obj:

@@ -130,3 +130,57 @@ def restart(api: ApiServer, namespace: str, name: str) -> Outcome:
     return _request_patch(
         api, vm, [{"action": "Stop", "uid": vmi["metadata"]["uid"]}, {"action": "Start"}]
     )
+
+
+def evict(api: ApiServer, namespace: str, pod_name: str) -> Outcome:
+    """An Eviction of a pod through the pod-eviction webhook (pod-eviction-admitter.go:86-217 at
+    v1.9.0): a completed or non-launcher pod is evicted (deleted with its grace period); for a
+    launcher pod the VMI's eviction strategy decides. LiveMigrate (migratable),
+    LiveMigrateIfPossible (migratable) and External mark the VMI with
+    ``status.evacuationNodeName`` and refuse with 429; a marked VMI is refused again; None (or
+    LiveMigrateIfPossible, not migratable) lets it through; LiveMigrate on a VMI that is not
+    migratable is refused without a mark."""
+    pod = api.peek("Pod", namespace, pod_name)
+    if pod is None:
+        return Outcome(False, f'pods "{pod_name}" not found')
+    verdict = _eviction_verdict(api, pod)
+    if verdict is None:
+        api.delete(
+            "Pod", namespace, pod_name, int(pod["spec"].get("terminationGracePeriodSeconds", 30))
+        )
+        return Outcome(True)
+    return Outcome(False, verdict)
+
+
+def _eviction_verdict(api: ApiServer, pod: Obj) -> str | None:
+    labels = pod["metadata"].get("labels") or {}
+    completed = pod.get("status", {}).get("phase") in ("Succeeded", "Failed")
+    name = (pod["metadata"].get("annotations") or {}).get("kubevirt.io/domain")
+    if labels.get("kubevirt.io") != "virt-launcher" or completed or name is None:
+        return None
+    namespace = pod["metadata"]["namespace"]
+    vmi = api.peek(VMI, namespace, name)
+    if vmi is None:
+        missing = f'virtualmachineinstances.kubevirt.io "{name}" not found'
+        return f"kubevirt failed getting the vmi: {missing}"
+    strategy = vmi["spec"].get("evictionStrategy")
+    migratable = any(
+        c.get("type") == "LiveMigratable" and c.get("status") == "True"
+        for c in vmi.get("status", {}).get("conditions") or []
+    )
+    if strategy == "LiveMigrate" and not migratable:
+        return f"VMI {name} is configured with an eviction strategy but is not live-migratable"
+    mark = strategy in ("LiveMigrate", "External") or (
+        strategy == "LiveMigrateIfPossible" and migratable
+    )
+    if not mark:
+        return None
+    triggered = f'Eviction triggered evacuation of VMI "{namespace}/{name}"'
+    status = vmi.get("status", {})
+    if status.get("evacuationNodeName"):
+        return f"Evacuation in progress: {triggered}"
+    if status.get("nodeName") != pod["spec"].get("nodeName"):
+        return "Eviction request for target Pod"
+    node = pod["spec"]["nodeName"]
+    api.patch(VMI, namespace, name, lambda v: v["status"].__setitem__("evacuationNodeName", node))
+    return triggered
