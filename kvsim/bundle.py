@@ -26,6 +26,7 @@ PLURALS = {
     "KubeVirt": "kubevirts",
     "Node": "nodes",
     "Endpoints": "endpoints",
+    "VirtualMachineInstanceMigration": "virtualmachineinstancemigrations",
 }
 
 
@@ -189,6 +190,9 @@ def _must_gather_files(kind: str, obj: Any) -> list[tuple[str, Any]]:
         return [(f"namespaces/{namespace}/apps/controllerrevisions/{name}.yaml", obj)]
     if kind == "KubeVirt":
         return [(f"namespaces/{namespace}/crs/kubevirts.kubevirt.io/{name}.yaml", obj)]
+    if kind == "VirtualMachineInstanceMigration":
+        plural = "virtualmachineinstancemigrations.kubevirt.io"
+        return [(f"namespaces/{namespace}/crs/{plural}/{name}.yaml", obj)]
     if kind == "Node":
         return [(f"cluster-scoped-resources/core/nodes/{name}.yaml", obj)]
     if kind == "Pod" and obj.get("status", {}).get("phase") == "Running":

@@ -12,6 +12,7 @@ from typing import Any
 
 from kvsim import timefmt, virtapi
 from kvsim.apiserver import ApiError, ApiServer, Obj, Rejection, clone
+from kvsim.cluster_migrations import MigrationActions
 from kvsim.events import EVENT_TTL_US
 from kvsim.informer import DropRule
 from kvsim.kernel import MS, SECOND, Kernel
@@ -22,6 +23,9 @@ from kvsim.releases import SIMULATED, check_simulable
 from kvsim.releases import lock_kind as release_lock
 from kvsim.replica import NAMESPACE, Replica, controller_pod
 from kvsim.runtime import CodeFaults
+from kvsim.virt_handler import VirtHandlers
+from kvsim.vmim import VMIM
+from kvsim.vmim import admit as admit_migration
 
 VM = "VirtualMachine"
 POD_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery rand.String
@@ -35,7 +39,9 @@ KINDS_CAPTURED = (
     "Endpoints",
     "KubeVirt",
     "Node",
+    "VirtualMachineInstanceMigration",
 )
+MIGRATION_KINDS = ("VirtualMachineInstanceMigration",)  # captured from clusters that migrate
 
 
 @dataclass(frozen=True)
@@ -111,7 +117,7 @@ def vm_object(name: str, namespace: str, strategy: str | None, running: bool | N
 
 
 @dataclass
-class Cluster:
+class Cluster(MigrationActions):
     seed: str
     start: int
     replicas_count: int = 2
@@ -121,16 +127,27 @@ class Cluster:
     # the release whose call-site positions the logs print and whose code the controllers follow
     # where it differs from v1.9.0's (kvsim.releases)
     release: str = SIMULATED
+    # virt-handler's heartbeats and migration side, a scheduler that reads the nodes, and the
+    # migrations in the capture (off: the histories made before kvsim modelled them)
+    live_migration: bool = False
+    migration_fates: dict[tuple[str, int], str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_simulable(self.release, 2)
         self.rng = random.Random(f"cluster/{self.seed}")
         self.kernel = Kernel(self.start)
         self.api = ApiServer(self.kernel, self.seed)
+        self.api.admission[VMIM] = admit_migration
         self.nodes = Nodes(self.kernel, self.api, self.node_names, self.seed, self._fate)
         self.actions: list[Action] = []
         self.injected: list[str] = []
         self._cluster_objects()
+        self.handlers: VirtHandlers | None = None
+        if self.live_migration:
+            self.nodes.node_aware = True
+            self.handlers = VirtHandlers(
+                self.kernel, self.api, self.nodes, self.seed, self.migration_outcome
+            )
         self._rs_hash = "".join(self.rng.choice(POD_ALPHABET) for _ in range(10))
         self.replicas = [self._replica(i) for i in range(self.replicas_count)]
         for index, replica in enumerate(self.replicas):
@@ -193,10 +210,16 @@ class Cluster:
         namespace: str = "default",
         strategy: str | None = "Always",
         running: bool | None = None,
+        eviction: str | None = None,
     ) -> None:
+        """``eviction``: the template's ``spec.evictionStrategy``."""
+
         def create() -> None:
+            vm = vm_object(name, namespace, strategy, running)
+            if eviction is not None:
+                vm["spec"]["template"]["spec"]["evictionStrategy"] = eviction
             try:
-                self.api.create(vm_object(name, namespace, strategy, running))
+                self.api.create(vm)
             except ApiError as exc:
                 self._record("user", "create", f"{namespace}/{name}", f"refused: {exc}")
                 return
@@ -380,12 +403,13 @@ class Cluster:
         if at is not None:
             self.run(at)
         now = self.kernel.now
-        objects: dict[str, list[Obj]] = {kind: [] for kind in KINDS_CAPTURED}
+        kinds = [k for k in KINDS_CAPTURED if self.live_migration or k not in MIGRATION_KINDS]
+        objects: dict[str, list[Obj]] = {kind: [] for kind in kinds}
         hosting = {
             str(v.get("status", {}).get("nodeName"))
             for v in self.api.items("VirtualMachineInstance")
         }
-        for kind in KINDS_CAPTURED:
+        for kind in kinds:
             for obj in self.api.items(kind):
                 if kind == "Event" and now - timefmt.from_iso(obj["lastTimestamp"]) > EVENT_TTL_US:
                     continue

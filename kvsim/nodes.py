@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from kvsim import launcher, timefmt
+from kvsim import launcher, scheduling, timefmt
 from kvsim.apiserver import ApiError, ApiServer, Obj, Watch
 from kvsim.events import Recorder
-from kvsim.kernel import MS, Host, Kernel
+from kvsim.kernel import MS, SECOND, Host, Kernel
 
 POD, VMI = "Pod", "VirtualMachineInstance"
 
@@ -39,6 +39,10 @@ class Nodes:
     seed: str
     fates: Callable[[str, int], Fate | None] = lambda name, index: None
     skew_us: dict[str, int] = field(default_factory=dict)  # node clock offset
+    # the scheduler reads the Node objects (cordons, kubevirt.io/schedulable) and a pod's
+    # anti-affinity; off, it binds anywhere (the histories made before kvsim modelled nodes)
+    node_aware: bool = False
+    hung: set[str] = field(default_factory=set)  # nodes whose virt-handler writes nothing
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"nodes/{self.seed}")
@@ -77,9 +81,40 @@ class Nodes:
         return self.rng.randint(200, 1_200) * MS
 
     def _bind(self, pod: Obj) -> None:
+        if self.node_aware:
+            self._bind_feasible(pod)
+            return
         node = self.names[self.rng.randrange(len(self.names))]
+        self._bound(pod, node)
+
+    def _bind_feasible(self, pod: Obj) -> None:
+        """The scheduler's filters these pods meet: the node selector on
+        ``kubevirt.io/schedulable``, cordons, and a migration target's anti-affinity; with no
+        node left the pod stays Pending, PodScheduled=False/Unschedulable, and is retried."""
+        meta = pod["metadata"]
+        live = self.api.peek(POD, meta["namespace"], meta["name"])
+        if (
+            live is None
+            or live["metadata"]["uid"] != meta["uid"]
+            or live["metadata"].get("deletionTimestamp")
+        ):
+            return
+        verdicts = {n: scheduling.misfit(self.api, live, n) for n in self.names}
+        fits = [n for n, why in verdicts.items() if why is None]
+        if not fits:
+            now = self.kernel.now
+            message = scheduling.message(list(verdicts.values()))
+            self._patch_pod(pod, lambda current: scheduling.unschedulable(current, now, message))
+            self.kernel.after(self.rng.randint(15, 60) * SECOND, lambda: self._bind(pod))
+            return
+        self._bound(pod, fits[self.rng.randrange(len(fits))])
+
+    def _bound(self, pod: Obj, node: str) -> None:
         now = self.kernel.now
         if not self._patch_pod(pod, lambda current: launcher.scheduled(current, node, now)):
+            return
+        if scheduling.is_migration_target(pod):  # its guest arrives by migration
+            self.kernel.after(self.rng.randint(900, 3_500) * MS, lambda: self._running(pod, node))
             return
         fate = self._fate_of(pod)
         if fate is not None and fate.how == "fail-start":
@@ -108,6 +143,10 @@ class Nodes:
     def _ready(self, pod: Obj) -> None:
         now = self.kernel.now
         self._patch_pod(pod, lambda current: launcher.ready(current, now))
+
+    def terminate(self, pod: Obj, phase: str) -> None:
+        """The pod's containers end (its launcher exited) with ``phase``."""
+        self._terminated(pod, phase)
 
     def _terminated(self, pod: Obj, phase: str) -> None:
         now, meta = self.kernel.now, pod["metadata"]
@@ -182,6 +221,8 @@ class Nodes:
         if live.get("status", {}).get("phase") in ("Succeeded", "Failed"):
             return False  # virt-handler never updates a final VMI (vm.go:1100-1103)
         node = live.get("status", {}).get("nodeName", "")
+        if node in self.hung:
+            return False
         stamp = timefmt.seconds(self.kernel.now + self.skew_us.get(node, 0))
 
         def write(current: Obj) -> None:
