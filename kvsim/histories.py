@@ -9,23 +9,34 @@ violation in them.
 
 ``with_fault(seed, fault)`` adds one deliberate departure from the code (or from the cluster's
 guarantees) to such a history; the name says which rule it should trip.
+
+Histories with live migrations, drains and node failures, on clusters that model virt-handler's
+side of them, are in :mod:`kvsim.migration_histories` (``migrations``, ``drain``,
+``node_failure``, ``with_migration_fault``), re-exported here. The histories above never
+migrate, and stay as they were.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from kvsim import timefmt
 from kvsim.apiserver import Obj
-from kvsim.cluster import Capture, Cluster
+from kvsim.cluster import Cluster
+from kvsim.history import T0, History
 from kvsim.informer import DropRule
 from kvsim.kernel import MS, SECOND
+from kvsim.migration_histories import (  # noqa: F401  (the live-migration histories, re-exported)
+    MIGRATION_FAULTS,
+    MIGRATION_HISTORIES,
+    drain,
+    migrations,
+    node_failure,
+    with_migration_fault,
+)
 from kvsim.nodes import Fate
 from kvsim.releases import SIMULATED, at_least
 
-T0 = timefmt.from_iso("2026-12-08T14:00:00Z")
 STRATEGIES = ("Always", "RerunOnFailure", "Manual", "Halted", "Once")
 WEBHOOK_TIMEOUT = (
     'Internal error occurred: failed calling webhook "virtualmachineinstances-create-validator'
@@ -47,17 +58,6 @@ FAULTS = (
     "phase-regression",
     "wrong-revision",
 )
-
-
-@dataclass(frozen=True)
-class History:
-    seed: int
-    cluster: Cluster
-    capture_at: int
-    vms: tuple[str, ...]
-
-    def capture(self) -> Capture:
-        return self.cluster.capture(self.capture_at)
 
 
 def _fate(rng: random.Random) -> Fate | None:
