@@ -71,19 +71,17 @@ def _entries(directory: Path, root: Path, tree: BundleTree) -> list[os.DirEntry[
     except OSError as exc:
         tree.skipped.append((_relative(directory, root), f"unreadable: {exc.strerror or exc}"))
         return []
-    for entry in entries:
-        if entry.is_symlink() and entry.is_dir():
-            tree.skipped.append(
-                (_relative(Path(entry.path), root), "symlinked directory not followed")
-            )
-    return [e for e in entries if not (e.is_symlink() and _is_dir_quietly(e))]
+    linked = [entry for entry in entries if _is_symlinked_directory(entry)]
+    for entry in linked:
+        tree.skipped.append((_relative(Path(entry.path), root), "symlinked directory not followed"))
+    return [entry for entry in entries if entry not in linked]
 
 
-def _is_dir_quietly(entry: os.DirEntry[str]) -> bool:
+def _is_symlinked_directory(entry: os.DirEntry[str]) -> bool:
     try:
-        return entry.is_dir()
+        return entry.is_symlink() and entry.is_dir()
     except OSError:
-        return False
+        return False  # a dangling or unreadable link: _classify_file reports it
 
 
 def _classify_file(path: Path, root: Path, tree: BundleTree) -> None:
