@@ -113,13 +113,17 @@ class EvacuationController:
         return any(t.get("key") == DRAIN_TAINT and t.get("effect") == "NoSchedule" for t in taints)
 
     def _vmim_event(self, old: Obj | None, new: Obj | None) -> None:
+        """addMigration (evacuation.go:194-217): a migration this controller created is a
+        creation observed for the node it names; an update or delete (218-253), and an add of
+        any other migration, enqueue the node of its VMI."""
         vmim = new or old
         assert vmim is not None
         node = (vmim["metadata"].get("annotations") or {}).get(EVACUATION_ANNOTATION)
         if old is None and node:
             self.expectations.creation_observed(node)
-        if node is None:
-            vmi = self.rt.informers.get(VMI, vmim["metadata"]["namespace"], vmim["spec"]["vmiName"])
+        else:
+            namespace = vmim["metadata"]["namespace"]
+            vmi = self.rt.informers.get(VMI, namespace, vmim["spec"]["vmiName"])
             node = (vmi or {}).get("status", {}).get("nodeName")
         if node:
             self.queue.add(str(node))

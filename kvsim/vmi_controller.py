@@ -194,6 +194,7 @@ class VMIController:
             and pod_ready(pod)
         ):
             status["phase"] = "Scheduled"  # the fault: a Running VMI taken back to Scheduled
+        _eviction_requested(updated, rt.kernel.now)
         _ready_from_pod(updated, pod)
         if pod is not None:
             _memory_overhead_from_pod(updated, pod)
@@ -311,3 +312,27 @@ def _ready_from_pod(vmi: Obj, pod: Obj | None) -> None:
         vmi["status"]["conditions"] = conditions
     else:
         vmi["status"].pop("conditions", None)
+
+
+def _eviction_requested(vmi: Obj, now: int) -> None:
+    """lifecycle.go:554-568: a VMI marked for eviction (``status.evacuationNodeName``, set by
+    the pod-eviction webhook) has the condition EvictionRequested; an unmarked one loses it."""
+    status = vmi["status"]
+    conditions = status.get("conditions") or []
+    if not status.get("evacuationNodeName"):
+        if any(c.get("type") == "EvictionRequested" for c in conditions):
+            status["conditions"] = [c for c in conditions if c.get("type") != "EvictionRequested"]
+        return
+    if any(c.get("type") == "EvictionRequested" and c.get("status") == "True" for c in conditions):
+        return
+    stamp = timefmt.seconds(now)
+    condition = {
+        "lastProbeTime": stamp,
+        "lastTransitionTime": stamp,
+        "message": "VMI is marked for eviction",
+        "reason": "EvictionRequested",
+        "status": "True",
+        "type": "EvictionRequested",
+    }
+    status["conditions"] = [c for c in conditions if c.get("type") != "EvictionRequested"]
+    status["conditions"].append(condition)
