@@ -69,6 +69,6 @@ def test_csv_neutralises_formulas_but_keeps_numbers():
 
 def test_an_error_naming_hostile_text_prints_it_escaped(tmp_path, capsys):
     missing = tmp_path / "no\x1b]52;c;eA==\x07such"
-    code, out, err = run_cli(capsys, "timeline", "default/testvm", "--log", str(missing))
+    code, _, err = run_cli(capsys, "timeline", "default/testvm", "--log", str(missing))
     assert code != 0 and "\x1b" not in err and "\x07" not in err
     assert "no\\x1b]52;c;eA==\\x07such" in err
