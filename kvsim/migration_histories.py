@@ -51,11 +51,13 @@ def migrations(seed: int) -> History:
         cluster.create_vm(T0 + rng.randint(20, 60) * SECOND, name, eviction="LiveMigrate")
     when = T0 + rng.randint(120, 180) * SECOND
     attempts: dict[str, int] = {}
-    for _ in range(rng.randint(3, 5)):
+    count = rng.randint(3, 5)
+    failing = rng.randrange(count)  # at least one fails on the nodes
+    for index in range(count):
         name = rng.choice(names)
         attempt = attempts.get(name, 0)
         attempts[name] = attempt + 1
-        if rng.random() < 0.3:
+        if index == failing or rng.random() < 0.25:
             cluster.migration_fates[(name, attempt)] = "fail"
         cluster.migrate(when, name)
         when += rng.randint(60, 150) * SECOND

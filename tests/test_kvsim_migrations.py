@@ -271,6 +271,30 @@ def test_a_clean_migration_prints_only_the_hand_off() -> None:
     assert vmim["status"]["migrationState"]["completed"] is True
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_migrations_fail_on_the_nodes_and_the_vmi_stays(seed: int) -> None:
+    """A failure the source virt-handler reports (migration-source.go:207-214) fails the
+    migration (migration.go:622-631); the VMI keeps its node and the target pod ends."""
+    capture, recorder = run(migrations(seed))
+    failed = [
+        m
+        for m in capture.objects["VirtualMachineInstanceMigration"]
+        if "Running" in [s["phase"] for s in m["status"]["phaseTransitionTimestamps"]]
+        and m["status"]["phase"] == "Failed"
+    ]
+    assert failed
+    printed = migration_lines(capture)
+    assert any(line["pos"] == "migration.go:630" for line in printed)
+    for vmim in failed:
+        state = vmim["status"]["migrationState"]
+        assert state["failed"] is True
+        pods = [p for p in capture.objects["Pod"] if p["metadata"]["name"] == state["targetPod"]]
+        assert all(p["status"]["phase"] == "Succeeded" for p in pods)
+        assert (state["sourceNode"], state["targetNode"]) not in succeeded_targets(recorder) or any(
+            (state["sourceNode"], state["targetNode"]) == move[1:] for move in node_moves(recorder)
+        )
+
+
 def test_unschedulable_target_is_deleted_after_300_seconds() -> None:
     """handlePendingPodTimeout (migration.go:1717-1756, timeout migration.go:86)."""
     capture, _ = run(migrations(1))
