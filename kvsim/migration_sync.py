@@ -7,9 +7,11 @@ a migration failed on the VMI.
   than one active pod (Info 1355), nor at the cluster limit of 5 running migrations (Info 1370)
   or 2 outbound ones on the source node (Info 1383; retried after 1/3/5 s by priority); the VMI's
   launcher pod (:func:`kvsim.launcher.render`) with the label ``kubevirt.io/migrationJobUID``,
-  the annotation ``kubevirt.io/migrationJobName``, and a required pod anti-affinity on
-  ``kubernetes.io/hostname`` against the VMI's pods (889-911). Event ``SuccessfulCreate``
-  ``Created migration target pod <pod>`` on the migration (1043).
+  the annotation ``kubevirt.io/migrationJobName``, a required pod anti-affinity on
+  ``kubernetes.io/hostname`` against the VMI's pods (889-911), and the SELinux level of the
+  VMI's ``status.selinuxContext`` (1007-1013, 858-887; without a context the reconcile
+  fails). Event ``SuccessfulCreate`` ``Created migration target pod <pod>`` on the migration
+  (1043).
 * Pending timeouts (``handlePendingPodTimeout`` 1717-1756): a target pod Pending with
   ``PodScheduled=False/Unschedulable`` gets Event ``migrationTargetPodUnschedulable`` and the
   Warning 1740 on every reconcile and is deleted 300 s after its creation (``unschedulablePod
@@ -338,6 +340,12 @@ class MigrationSync:
         """createTargetPod (migration.go:938-1045)."""
         rt = self.rt
         pod = self._render(vmim, vmi)
+        context = str(vmi.get("status", {}).get("selinuxContext", ""))
+        if not context:  # setTargetPodSELinuxLevel (migration.go:858-887)
+            return "SELinux context not set on VMI status"
+        level = context.split(":", 3)[3] if context.count(":") >= 3 else ""
+        if context != "none" and level:
+            pod["spec"].setdefault("securityContext", {})["seLinuxOptions"] = {"level": level}
         self.expectations.expect_creations(key, 1, rt.kernel.now)
         try:
             created = yield from rt.api.call(rt.host, POD, "create", lambda: rt.api.create(pod))

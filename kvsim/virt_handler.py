@@ -7,7 +7,7 @@ Events (component ``virt-handler``, the node as host).
   ``kubevirt.io/heartbeat`` (RFC 3339, seconds, the node's clock) and the label
   ``kubevirt.io/schedulable: "true"``; a hung virt-handler writes neither.
 * LiveMigratable: a Running VMI gets the conditions LiveMigratable and StorageLiveMigratable
-  True (its disk is a shared PVC).
+  True (its disk is a shared PVC), and ``status.selinuxContext`` (vm.go:1032-1048).
 * Target (migration-target.go): on the VMI labelled ``kubevirt.io/migrationTargetNodeName`` with
   its node, Events ``PreparingTarget`` ``VirtualMachineInstance Migration Target Prepared.``
   (994) and ``Migration Target is listening at <ip>, on ports: <ports>`` (417) with
@@ -118,11 +118,16 @@ class VirtHandlers:
         self.kernel.after(self.rng.randint(300, 1_800) * MS, lambda: act(vmi, node))
 
     def _migratable(self, vmi: Obj) -> None:
+        """The conditions, and ``status.selinuxContext``: the launcher's SELinux context
+        (updateSELinuxContext, pkg/virt-handler/vm.go:1032-1048, SELinux nodes)."""
         conditions = vmi.get("status", {}).get("conditions") or []
         if any(c.get("type") == "LiveMigratable" for c in conditions):
             return
+        first, second = sorted(self.rng.sample(range(1024), 2))
+        context = f"system_u:system_r:container_t:s0:c{first},c{second}"
 
         def write(current: Obj) -> None:
+            current["status"].setdefault("selinuxContext", context)
             kept = [
                 c
                 for c in current["status"].get("conditions") or []
