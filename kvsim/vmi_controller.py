@@ -28,6 +28,7 @@ from kvsim.workqueue import WorkQueue, serve, settle
 
 VMI, POD = "VirtualMachineInstance", "Pod"
 THREADS = 10  # application.go:1075
+INVALID_PATCH = "the server rejected our request due to an error in our request"
 
 
 def requeue_vmi(rt: Runtime, queue: WorkQueue, key: str, err: str | None, pos: str) -> None:
@@ -133,6 +134,8 @@ class VMIController:
                     vmi, "Normal", "SuccessfulDelete", f"Deleted virtual machine pod {pod_name}"
                 )
             return None
+        if pod is not None and phase_of(vmi) == "Running":
+            yield from self._sync_node_label(vmi, pod)
         if phase_of(vmi) in ("Succeeded", "Failed") or pod is not None:
             return None
         if phase_of(vmi) not in ("", "Pending"):
@@ -152,6 +155,29 @@ class VMIController:
             f"Created virtual machine pod {created['metadata']['name']}",
         )
         return None
+
+    def _sync_node_label(self, vmi: Obj, pod: Obj) -> Process:
+        """The dynamic label ``kubevirt.io/nodeName`` synced from the VMI to its pod
+        (lifecycle.go:800-816), for a pod that carries another node's: a migration target,
+        rendered with the source's labels. (A pod rendered without the label keeps none here.)"""
+        rt, label = self.rt, "kubevirt.io/nodeName"
+        wanted = (vmi["metadata"].get("labels") or {}).get(label)
+        have = (pod["metadata"].get("labels") or {}).get(label)
+        if have is None or wanted is None or have == wanted:
+            return
+        meta = pod["metadata"]
+
+        def relabel(current: Obj) -> None:
+            if (current["metadata"].get("labels") or {}).get(label) != have:
+                raise ApiError(422, "Invalid", INVALID_PATCH)
+            current["metadata"]["labels"][label] = wanted
+
+        yield from rt.api.call(
+            rt.host,
+            POD,
+            "patch",
+            lambda: rt.api.patch(POD, meta["namespace"], meta["name"], relabel),
+        )
 
     def _update_status(self, vmi: Obj, pod: Obj | None, pods: list[Obj]) -> Step:
         rt = self.rt
