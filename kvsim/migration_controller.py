@@ -200,7 +200,11 @@ class MigrationController:
             if owns_state(vmi, vmim):
                 updated["status"]["migrationState"] = clone(migration_state(vmi))
             finalizers = updated["metadata"].get("finalizers") or []
-            updated["metadata"]["finalizers"] = [f for f in finalizers if f != FINALIZER]
+            kept = [f for f in finalizers if f != FINALIZER]
+            if kept:
+                updated["metadata"]["finalizers"] = kept
+            else:  # omitempty: no finalizers, no field
+                updated["metadata"].pop("finalizers", None)
         elif not self._failure(vmim, updated, vmi, pod):
             yield from self._next_phase(vmim, updated, vmi, pod)
         self._stamp(vmim, updated)
