@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from kvtrace.model import rules_backoff as bo
 from kvtrace.model import rules_leader as ld
+from kvtrace.model import rules_migration as mg
 from kvtrace.model import rules_phases as ph
 from kvtrace.model import rules_reconcile as rc
 from kvtrace.model import rules_startvmi as sv
@@ -176,6 +177,47 @@ RULES: tuple[Rule, ...] = (
         "A start deferred by the backoff ('Waiting N more seconds') does not happen before those N seconds.",
         ("vm.go:1027", "vm.go:1076", "vm.go:1558-1573"),
         bo.backoff_wait_honoured,
+    ),
+    Rule(
+        "KV-MG-01",
+        "error",
+        "A migration enters its phases once each, in the order Pending → Scheduling → Scheduled "
+        "→ PreparingTarget → TargetReady → Running → Succeeded, or ends Failed from any of them.",
+        ("migration.go:716-856", "migration.go:528-676", "controller.go:406-421"),
+        mg.migration_phase_order,
+    ),
+    Rule(
+        "KV-MG-02",
+        "error",
+        "A migration has one target pod at a time: the controller creates one only while none "
+        "exists for the VMIM.",
+        ("migration.go:938-1045", "migration.go:1970-1986"),
+        mg.one_target_pod,
+    ),
+    Rule(
+        "KV-MG-03",
+        "error",
+        "A VMI has at most one migration holding a target pod at a time: the create webhook "
+        "refuses a second one in flight, and no target pod is created while the VMI has more "
+        "than one active pod.",
+        ("migration-create-admitter.go:60-148", "migration.go:1354-1357", "migration.go:476-508"),
+        mg.one_active_migration,
+    ),
+    Rule(
+        "KV-MG-04",
+        "error",
+        "A VMI leaves the node of its launcher pod only by a migration that completed to the new "
+        "node.",
+        ("migration-target.go:289-317", "migration.go:846-853"),
+        mg.node_change_needs_migration,
+    ),
+    Rule(
+        "KV-EV-01",
+        "error",
+        "A drain migrates a VMI only when its eviction strategy (the VMI's, else the cluster's) "
+        "is LiveMigrate, or LiveMigrateIfPossible on a migratable VMI.",
+        ("migrations.go:116-138", "evacuation.go:438-477"),
+        mg.evacuation_only_when_allowed,
     ),
     Rule(
         "KV-LD-01",

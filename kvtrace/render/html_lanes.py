@@ -57,6 +57,8 @@ def lane_key(row: TimelineRow) -> str:
         return f"pod:{row.source.removeprefix('Pod/')}"
     if row.origin == "revision":
         return "revisions"
+    if row.origin == "migration":
+        return f"migration:{row.arg('migration') or row.source.removeprefix('VMIM/')}"
     if row.source.startswith("VMI/") or row.origin == "phase":
         return f"vmi:{row.incarnation or row.source}"
     return "vm"
@@ -75,6 +77,8 @@ def lanes(timeline: Timeline) -> list[Lane]:
     shown = {lane.key for lane in out}
     pods = sorted(k for k in keys if k.startswith("pod:") and k not in shown)
     out += [Lane(p, "launcher pods", p.removeprefix("pod:")) for p in pods]
+    migrations = sorted(k for k in keys if k.startswith("migration:"))
+    out += [Lane(k, "migrations", k.removeprefix("migration:")) for k in migrations]
     events = sorted(k for k in keys if k.startswith("events:"))
     out += [Lane(k, "Events", k.removeprefix("events:")) for k in events]
     return out

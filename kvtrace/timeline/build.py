@@ -12,6 +12,7 @@ from kvtrace.evidence import VM, Evidence, EvidenceSummary
 from kvtrace.timeline import catalog, incarnations
 from kvtrace.timeline.incarnations import CONTEXT_CATEGORIES
 from kvtrace.timeline.log_rows import SourceReport, log_rows
+from kvtrace.timeline.migration_rows import migration_rows
 from kvtrace.timeline.object_rows import object_rows
 from kvtrace.timeline.rows import TimelineRow, order, within
 from kvtrace.timeline.vmscope import VMScope, build_scope
@@ -80,7 +81,7 @@ def assemble(
     until: datetime | None = None,
 ) -> Timeline:
     """Merge object rows and already-attributed log rows into an ordered Timeline."""
-    rows = incarnations.assign(object_rows(scope) + logged, scope)
+    rows = incarnations.assign(object_rows(scope) + migration_rows(scope) + logged, scope)
     rows = order(rows)  # --since/--until narrow what is shown, never what the model sees
     summary = evidence.summary()
     timeline = Timeline(scope.namespace, scope.name, scope, rows, reports, summary, since, until)

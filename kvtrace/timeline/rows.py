@@ -15,7 +15,15 @@ from datetime import datetime
 from parsers.records import Timestamp
 
 # Sources of the same instant: the controller's own log line first, then what objects recorded.
-SOURCE_RANK = {"log": 0, "revision": 1, "object": 2, "phase": 3, "pod": 4, "event": 5}
+SOURCE_RANK = {
+    "log": 0,
+    "revision": 1,
+    "object": 2,
+    "phase": 3,
+    "migration": 4,
+    "pod": 5,
+    "event": 6,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +77,17 @@ def sort_key(row: TimelineRow) -> tuple[object, ...]:
         SOURCE_RANK.get(row.origin, 9),
         row.source,
         row.evidence.ref,
+        _list_index(row),
         row.evidence.line or 0,
         row.what,
     )
+
+
+def _list_index(row: TimelineRow) -> int:
+    """A phase row's place in its object's ``phaseTransitionTimestamps``: phases stamped in one
+    second are in the order they were entered, not in the order of their names."""
+    index = row.arg("index")
+    return int(index) if index and index.isdigit() else 0
 
 
 def order(rows: list[TimelineRow]) -> list[TimelineRow]:

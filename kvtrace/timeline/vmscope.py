@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvtrace.evidence import EVENT, POD, REVISION, VM, VMI, Evidence, KubeObject
+from kvtrace.evidence import EVENT, KUBEVIRT, POD, REVISION, VM, VMI, VMIM, Evidence, KubeObject
 
 START_REVISION = re.compile(r"^revision-start-vm-(?P<uid>[0-9a-fA-F-]{36})-(?P<gen>\d+)$")
 _DELETED_VMI = re.compile(r"deleting the virtual machine instance (?P<uid>\S+)$")
@@ -32,6 +32,8 @@ class VMScope:
     pods: list[KubeObject] = field(default_factory=list)
     revisions: list[KubeObject] = field(default_factory=list)
     events: list[KubeObject] = field(default_factory=list)
+    migrations: list[KubeObject] = field(default_factory=list)  # VMIMs naming the VM's VMI
+    kubevirt: KubeObject | None = None  # the KubeVirt CR: cluster-wide configuration
     vmi_uids: list[str] = field(default_factory=list)  # every incarnation, oldest first when known
 
     @property
@@ -65,6 +67,8 @@ def build_scope(evidence: Evidence, namespace: str, name: str) -> VMScope:
     scope.vmis = _vmis_of(evidence, scope)
     scope.revisions = _revisions_of(evidence, scope)
     scope.pods = _pods_of(evidence, scope)
+    scope.migrations = _migrations_of(evidence, scope)
+    scope.kubevirt = next(iter(evidence.of_kind(KUBEVIRT)), None)
     scope.events = _events_of(evidence, scope)
     scope.vmi_uids = _incarnation_uids(scope)
     return scope
@@ -82,7 +86,7 @@ class _Index:
 
     def __init__(self, evidence: Evidence) -> None:
         self.by: dict[tuple[str, ...], list[tuple[int, KubeObject]]] = defaultdict(list)
-        for kind in (VMI, REVISION, POD, EVENT):
+        for kind in (VMI, REVISION, POD, EVENT, VMIM):
             for position, obj in enumerate(evidence.of_kind(kind)):
                 for key in _keys(kind, obj):
                     self.by[(kind, *key)].append((position, obj))
@@ -103,6 +107,9 @@ def _keys(kind: str, obj: KubeObject) -> list[tuple[str, ...]]:
         keys.append(("created-by", str(_labels(obj.body).get("kubevirt.io/created-by", ""))))
         domain = (meta.get("annotations") or {}).get("kubevirt.io/domain", "")
         keys.append(("domain", obj.namespace or "", str(domain)))
+    elif kind == VMIM:
+        spec = obj.body.get("spec") or {}
+        keys.append(("vmi-name", obj.namespace or "", str(spec.get("vmiName", ""))))
     elif kind == EVENT:
         involved = obj.body.get("involvedObject") or {}
         keys.append(("uid", str(involved.get("uid", ""))))
@@ -173,9 +180,22 @@ def _pods_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     return found
 
 
+def _migrations_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
+    """VMIMs whose ``spec.vmiName`` is the VM's (the link is by name only, virtinformers.go:550)."""
+    key = ("vmi-name", scope.namespace, scope.name)
+    return [
+        m
+        for m in _index(evidence).candidates(VMIM, key)
+        if m.namespace == scope.namespace
+        and (m.body.get("spec") or {}).get("vmiName") == scope.name
+    ]
+
+
 def _events_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     uids = {scope.vm_uid, *(v.uid for v in scope.vmis), *(p.uid for p in scope.pods)} - {None}
+    uids |= {m.uid for m in scope.migrations} - {None}
     names = {(VM, scope.name), (VMI, scope.name), *((POD, p) for p in scope.pod_names)}
+    names |= {(VMIM, m.name) for m in scope.migrations}
     found = []
     keys: list[tuple[str, ...]] = [("uid", str(uid)) for uid in sorted(str(u) for u in uids)]
     keys += [("involved", scope.namespace, kind, name) for kind, name in sorted(names)]
