@@ -51,6 +51,24 @@ class MigrationActions:
 
         self.at(when, create)
 
+    def cancel_migration(self, when: int, name: str, namespace: str = "default") -> None:
+        """``kubectl delete vmim`` of the VMI's unfinished migration (its finalizer keeps it
+        until the controller has failed it, migration.go:575-588)."""
+
+        def cancel() -> None:
+            for vmim in list(self.api.items(VMIM)):
+                meta = vmim["metadata"]
+                unfinished = vmim.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+                if (
+                    meta["namespace"] == namespace
+                    and vmim["spec"]["vmiName"] == name
+                    and unfinished
+                ):
+                    self.api.delete(VMIM, namespace, meta["name"])
+                    self._record("user", "kubectl delete vmim", f"{namespace}/{meta['name']}")
+
+        self.at(when, cancel)
+
     def drain(self, when: int, node: str) -> None:
         """``kubectl drain <node>``: cordon, then evict every pod on it until none is left."""
 

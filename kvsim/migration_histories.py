@@ -1,10 +1,11 @@
 """Random histories with live migrations, on clusters that model virt-handler's heartbeats and
 migration side (``Cluster(live_migration=True)``), and the faults around them.
 
-* ``migrations(seed)``: VMs (most with ``evictionStrategy: LiveMigrate``) moved by ``virtctl
-  migrate``: most migrations succeed, some fail on the nodes (the source's libvirt gives up),
-  and one runs while the other two nodes are cordoned, so its target pod stays unschedulable
-  until the controller deletes it after 300 s and the migration fails.
+* ``migrations(seed)``: VMs (with ``evictionStrategy: LiveMigrate``) moved by ``virtctl
+  migrate``: most migrations succeed, at least one fails on the nodes (the source's libvirt
+  gives up), one is deleted by its user before its target is ready, and one runs while the
+  other two nodes are cordoned, so its target pod stays unschedulable until the controller
+  deletes it after 300 s and the migration fails.
 * ``drain(seed)``: the node of ``vm-0`` is drained; the evacuation controller migrates its
   LiveMigrate VMIs, the first attempt of ``vm-0`` fails on the nodes, the next one (after the
   20 s backoff) succeeds and the drain completes.
@@ -61,6 +62,9 @@ def migrations(seed: int) -> History:
             cluster.migration_fates[(name, attempt)] = "fail"
         cluster.migrate(when, name)
         when += rng.randint(60, 150) * SECOND
+    cluster.migrate(when, names[-1])  # cancelled before its target is ready
+    cluster.cancel_migration(when + rng.randint(500, 1_500) * 1_000, names[-1])
+    when += rng.randint(60, 120) * SECOND
     _unschedulable_migration(cluster, names[0], when)
     capture_at = when + (300 + rng.randint(60, 240)) * SECOND
     return History(seed, cluster, capture_at, names)

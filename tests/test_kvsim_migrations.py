@@ -295,6 +295,28 @@ def test_migrations_fail_on_the_nodes_and_the_vmi_stays(seed: int) -> None:
         )
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_migration_deleted_before_hand_off_deletes_its_target_and_goes(seed: int) -> None:
+    """handlePreHandoffMigrationCancel (migration.go:1156-1173), then Failed with the Event
+    ``Migration failed due to being canceled`` (575-588) and, once final, the finalizer drops."""
+    capture, recorder = run(migrations(seed))
+    cancelled = [a.target.split("/")[1] for a in capture.actions if a.what == "kubectl delete vmim"]
+    assert len(cancelled) == 1
+    printed = [line for line in migration_lines(capture) if line["pos"] == "migration.go:1170"]
+    assert len(printed) == 1 and cancelled[0] in printed[0]["msg"]
+    names = {m["metadata"]["name"] for m in capture.objects["VirtualMachineInstanceMigration"]}
+    assert cancelled[0] not in names
+    last = [m for m in recorder.vmims if m["metadata"]["name"] == cancelled[0]][-1]
+    assert last["status"]["phase"] == "Failed"
+    assert any(c["type"] == "migrationAbortRequested" for c in last["status"]["conditions"])
+    reasons = {
+        e["message"]
+        for e in capture.objects["Event"]
+        if e["involvedObject"]["name"] == cancelled[0]
+    }
+    assert "Migration failed due to being canceled" in reasons
+
+
 def test_unschedulable_target_is_deleted_after_300_seconds() -> None:
     """handlePendingPodTimeout (migration.go:1717-1756, timeout migration.go:86)."""
     capture, _ = run(migrations(1))
