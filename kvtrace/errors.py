@@ -93,3 +93,8 @@ class ApiError(ClusterError):
 
 class Cancelled(ClusterError):
     """Collection was interrupted (Ctrl-C): streams stop at the next chunk."""
+
+
+class UnsafeResponse(ClusterError):
+    """The API server sent what kvtrace refuses to use: a body or log past its cap, a list that
+    never stops paging, a name that is not a Kubernetes name (never put in a path or a URL)."""

@@ -16,6 +16,11 @@ class Fault:
     adds the header); ``delay`` sleeps first (slow responses); ``drop`` is ``"before"`` (close the
     connection without an answer) or ``"midway"`` (send part of the body, then close);
     ``on_continue`` hits only requests that carry a ``continue`` token.
+
+    Hostile modes (tests/apiserver/hostile.py): ``body_bytes`` answers a list body of that size
+    (with a Content-Length when ``declare_length``, else chunked); ``log_bytes`` answers a log of
+    that size; ``drip`` sends the body one byte every ``drip`` seconds; ``continue_token`` makes
+    every list page carry that same token.
     """
 
     path: str
@@ -25,6 +30,11 @@ class Fault:
     delay: float = 0.0
     drop: str | None = None
     on_continue: bool = False
+    body_bytes: int | None = None
+    declare_length: bool = False
+    log_bytes: int | None = None
+    drip: float = 0.0
+    continue_token: str | None = None
     hits: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

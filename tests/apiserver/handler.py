@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.apiserver import hostile
 from tests.apiserver.faults import Fault, Recorded
 from tests.apiserver.selectors import field_matches, label_matches
 from tests.apiserver.store import RESOURCES
@@ -28,6 +29,9 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 10  # bounded: a silent client never holds a thread for long
     server: ApiHTTPServer
+    drop_midway = False
+    drip = 0.0
+    continue_token: str | None = None
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -44,6 +48,8 @@ class Handler(BaseHTTPRequestHandler):
     # --- request flow ---------------------------------------------------------------------
 
     def _handle(self, method: str) -> None:
+        # A connection is kept alive across requests: a fault's mode holds for one answer only.
+        self.drop_midway, self.drip, self.continue_token = False, 0.0, None
         url = urlsplit(self.path)
         self.url_path, self.query = url.path, parse_qs(url.query, keep_blank_values=True)
         self._arrive()
@@ -66,7 +72,14 @@ class Handler(BaseHTTPRequestHandler):
             reason = {410: "Expired", 429: "TooManyRequests"}.get(fault.status, "InternalError")
             self._answer(fault.status, _status(fault.status, reason, "injected fault"), headers)
             return True
+        if fault.body_bytes is not None:
+            hostile.huge_list(self, fault.body_bytes, fault.declare_length)
+            return True
+        if fault.log_bytes is not None:
+            hostile.endless_log(self, fault.log_bytes)
+            return True
         self.drop_midway = fault.drop == "midway"
+        self.drip, self.continue_token = fault.drip, fault.continue_token
         return False
 
     def _route(self) -> None:
@@ -131,7 +144,7 @@ class Handler(BaseHTTPRequestHandler):
             )
         items = [i for i in items if field_matches(i, fields)]
         key = f"{self.url_path}?{self._param('labelSelector')}&{fields}"
-        offset = _offset(self._param("continue"), key)
+        offset = 0 if self.continue_token else _offset(self._param("continue"), key)
         if offset is None:
             return self._answer(400, _status(400, "BadRequest", "invalid continue token"))
         limit = int(self._param("limit") or 0) or len(items) or 1
@@ -141,6 +154,8 @@ class Handler(BaseHTTPRequestHandler):
         if rest:
             metadata["continue"] = _token(offset + limit, key)
             metadata["remainingItemCount"] = len(rest)
+        if self.continue_token:
+            metadata["continue"] = self.continue_token  # a server that pages forever
         body = {
             "kind": f"{kind}List",
             "apiVersion": f"{group}/{version}" if group else version,
@@ -233,9 +248,11 @@ class Handler(BaseHTTPRequestHandler):
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
-        if getattr(self, "drop_midway", False):
+        if self.drop_midway:
             self.wfile.write(raw[: len(raw) // 2])
             return self._drop()
+        if self.drip:
+            return hostile.drip(self, raw, self.drip)
         self.wfile.write(raw)
 
     def _stream(self, chunks: Iterator[bytes]) -> None:
@@ -248,7 +265,7 @@ class Handler(BaseHTTPRequestHandler):
             if chunk:
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 sent += len(chunk)
-                if getattr(self, "drop_midway", False) and sent >= CHUNK // 8:
+                if self.drop_midway and sent >= CHUNK // 8:
                     return self._drop()
         self.wfile.write(b"0\r\n\r\n")
 

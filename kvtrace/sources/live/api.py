@@ -1,12 +1,17 @@
 """Reading the Kubernetes API: retries, paging and typed errors over :meth:`Connection.send`.
 
-- 429 Too Many Requests: wait ``Retry-After`` (capped), then retry.
-- 5xx, timeouts, dropped connections: retry with exponential backoff and a cap on attempts.
+- 429 Too Many Requests: wait ``Retry-After`` (capped at 10 s), then retry.
+- 5xx, timeouts, dropped connections: retry with exponential backoff and a cap on attempts;
+  all requests of a collection share one budget of retries (``KVTRACE_MAX_RETRIES``).
 - 401: the credentials are rejected; nothing else will work, so collection stops.
 - any other 4xx (403, 404, 410, …): an :class:`ApiError` for the caller, which records it as
   ``missing`` and carries on with the next kind.
 - Lists are paged with ``limit``/``continue``; a ``410 Gone`` on a continue token (the token
   expired, the apiserver compacted) restarts that list from the beginning, a few times at most.
+  A repeated continue token, or more pages than ``KVTRACE_MAX_LIST_PAGES``, ends the list as
+  incomplete (:class:`UnsafeResponse`).
+- Bodies are capped (``KVTRACE_MAX_RESPONSE_BYTES``); a log stream is cut at
+  ``KVTRACE_MAX_LOG_STREAM_BYTES`` and what was read is kept (``kvtrace/sources/live/limits.py``).
 """
 
 from __future__ import annotations
@@ -21,14 +26,14 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
-from kvtrace.errors import ApiError, Cancelled, ClusterError, TransientError
+from kvtrace.errors import ApiError, Cancelled, ClusterError, TransientError, UnsafeResponse
+from kvtrace.sources.live.limits import ENV_MAX_LIST_PAGES, ENV_MAX_RETRIES, LiveLimits
 
 if TYPE_CHECKING:
     from kvtrace.sources.live.client import Connection, RawResponse
 
 Query = Sequence[tuple[str, str]]
 PAGE_SIZE = 500
-MAX_PAGES = 20_000  # 10 million objects: a bound on a server that never stops paging
 MAX_LIST_RESTARTS = 3
 CHUNK = 256 * 1024
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -42,10 +47,18 @@ class RetryPolicy:
     attempts: int = 5
     base_delay: float = 0.2
     max_delay: float = 5.0
-    max_retry_after: float = 30.0
+    max_retry_after: float = 10.0  # a server asking for more is not waited for longer
 
     def backoff(self, attempt: int) -> float:
         return float(min(self.max_delay, self.base_delay * 2**attempt))
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A log written to disk: its size, and whether the cap cut it short."""
+
+    size: int
+    truncated: bool
 
 
 @dataclass
@@ -64,9 +77,12 @@ class ApiReader:
         policy: RetryPolicy | None = None,
         verbose: bool = False,
         on_request: Callable[[], None] | None = None,
+        limits: LiveLimits | None = None,
     ) -> None:
         self.connection = connection
         self.policy = policy or RetryPolicy()
+        self.limits = limits or LiveLimits()
+        self.retries_left = self.limits.max_retries
         self.verbose = verbose
         self.on_request = on_request
         self.cancelled = threading.Event()
@@ -77,7 +93,7 @@ class ApiReader:
         """One object (or one page), parsed with orjson from the raw body."""
         response = self._send(path, query)
         try:
-            body = response.read()
+            body = response.read(self.limits.max_response_bytes)
         finally:
             response.close()
         try:
@@ -103,7 +119,8 @@ class ApiReader:
     ) -> ListResult | None:
         items: list[dict[str, Any]] = []
         token = ""
-        for _ in range(MAX_PAGES):
+        seen: set[str] = set()
+        for _ in range(self.limits.max_list_pages):
             paging = [("limit", str(PAGE_SIZE))] + ([("continue", token)] if token else [])
             try:
                 page = self.get_json(path, [*query, *paging])
@@ -116,34 +133,49 @@ class ApiReader:
             token = str((page.get("metadata") or {}).get("continue") or "")
             if not token:
                 return ListResult(items, str(page.get("kind") or "List"), _version(page))
-        raise ApiError(200, path, f"more than {MAX_PAGES} pages; narrow the scope with -n or --vm")
+            if token in seen:
+                raise UnsafeResponse(
+                    f"GET {path}: incomplete list: the server sent the same continue token "
+                    f"twice (after {len(seen) + 1} pages), so paging would never end"
+                )
+            seen.add(token)
+        raise UnsafeResponse(
+            f"GET {path}: incomplete list: more than {self.limits.max_list_pages} pages; narrow "
+            f"the scope with -n or --vm, or raise {ENV_MAX_LIST_PAGES}"
+        )
 
     def stream_to(
         self, path: str, query: Query, dest: Path, on_bytes: Callable[[int], None]
-    ) -> int:
-        """Write a (log) body to ``dest`` chunk by chunk; a dropped stream is fetched again."""
+    ) -> Streamed:
+        """Write a (log) body to ``dest`` chunk by chunk, at most the log cap (the rest is not
+        read); a dropped stream is fetched again."""
         for attempt in range(self.policy.attempts):
             response = self._send(path, query)
             try:
                 with dest.open("wb") as out:
                     return self._copy(response, out, on_bytes)
             except TransientError:
-                if attempt + 1 >= self.policy.attempts:
+                if attempt + 1 >= self.policy.attempts or not self._spend_retry():
                     raise
                 _sleep(self.policy.backoff(attempt))
             finally:
                 response.close()
         raise AssertionError("unreachable")
 
-    def _copy(self, response: RawResponse, out: BinaryIO, on_bytes: Callable[[int], None]) -> int:
-        written = 0
+    def _copy(
+        self, response: RawResponse, out: BinaryIO, on_bytes: Callable[[int], None]
+    ) -> Streamed:
+        written, cap = 0, self.limits.max_log_stream_bytes
         for chunk in response.chunks(CHUNK):
             if self.cancelled.is_set():
                 raise Cancelled("collection interrupted")
-            out.write(chunk)
-            written += len(chunk)
-            on_bytes(len(chunk))
-        return written
+            kept = chunk[: cap - written]
+            out.write(kept)
+            written += len(kept)
+            on_bytes(len(kept))
+            if len(kept) < len(chunk):
+                return Streamed(written, truncated=True)  # closing drops the rest unread
+        return Streamed(written, truncated=False)
 
     def _send(self, path: str, query: Query) -> RawResponse:
         """One successful (2xx) response, after the retries the policy allows."""
@@ -154,7 +186,7 @@ class ApiReader:
             try:
                 response = self._timed_send(path, query)
             except TransientError:
-                if last:
+                if last or not self._spend_retry():
                     raise
                 _sleep(self.policy.backoff(attempt))
                 continue
@@ -163,8 +195,18 @@ class ApiReader:
             error = _error_of(response, path, self.connection.in_cluster)
             if response.status not in _RETRY_STATUSES or last:
                 raise _final(error, attempt + 1)
+            if not self._spend_retry():
+                raise _final(error, attempt + 1, budget_spent=True)
             _sleep(self._delay(response, attempt))
         raise AssertionError("unreachable")
+
+    def _spend_retry(self) -> bool:
+        """One retry from the collection's budget; False when it is spent."""
+        with self._lock:
+            if self.retries_left <= 0:
+                return False
+            self.retries_left -= 1
+            return True
 
     def _timed_send(self, path: str, query: Query) -> RawResponse:
         started = time.monotonic()
@@ -213,7 +255,13 @@ def _error_of(response: RawResponse, path: str, in_cluster: bool) -> ApiError:
     return ApiError(response.status, path, _status_message(body))
 
 
-def _final(error: ApiError, attempts: int) -> ApiError:
+def _final(error: ApiError, attempts: int, budget_spent: bool = False) -> ApiError:
+    if budget_spent:
+        return ApiError(
+            error.status,
+            error.path,
+            f"{error.message} (no retries left for this collection: {ENV_MAX_RETRIES})",
+        )
     if error.status in _RETRY_STATUSES and attempts > 1:
         return ApiError(error.status, error.path, f"{error.message} (after {attempts} attempts)")
     return error

@@ -13,11 +13,15 @@ itself. urllib3's own retries are off; ``kvtrace/sources/live/api.py`` owns retr
 
 from __future__ import annotations
 
+import logging
 import os
+import posixpath
+import re
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import unquote, urlencode, urlsplit
 
 import urllib3
 from kubernetes import client as k8s_client
@@ -31,8 +35,12 @@ from kvtrace.errors import (
     NoClusterConfigured,
     ReadOnlyViolation,
     TransientError,
+    UnsafeResponse,
     UsageError,
 )
+from kvtrace.sources.live.limits import ENV_MAX_RESPONSE_BYTES
+from kvtrace.sources.live.names import is_label, is_subdomain, shown
+from kvtrace.sources.live.plan import RESOURCES
 from kvtrace.sources.live.settings import ClusterSettings
 
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -40,37 +48,120 @@ SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 # Path segments kvtrace must never request, whatever a caller asks for (read-only, no Secrets).
 _REFUSED_SEGMENTS = frozenset({"secrets", "exec", "attach", "portforward", "proxy", "eviction"})
 _ERROR_BODY_CAP = 64 * 1024
+_READ_STEP = 256 * 1024
+_READABLE = {(r.group, r.version, r.plural): r for r in RESOURCES.values()}
+_USERINFO = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
+
+
+class _LibraryLog(logging.Filter):
+    """The kubernetes library logs its exec-plugin failures with the root logger (kube_config.py
+    ``logging.error(str(e))``), and the message holds the plugin's stderr, which may hold a token.
+    On the root logger this filter drops every record logged from inside the library, so nothing
+    of it reaches a terminal, and keeps a safe summary of exec failures for kvtrace's own error."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.exec_failures: list[str] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.pathname.startswith(_LIBRARY_DIR):
+            return True
+        if record.funcName == "_load_from_exec_plugin":
+            self.exec_failures.append(_exec_summary(record.getMessage()))
+        return False
+
+
+def _exec_summary(message: str) -> str:
+    """What went wrong with the plugin, without anything it printed."""
+    status = re.match(r"exec: process returned (-?\d+)", message)
+    if status:
+        return f"it exited with status {status[1]}"
+    if message.startswith("exec: missing"):
+        return "its output has no token or client certificate"
+    return "it could not be run"
+
+
+def _quiet_library_logs() -> _LibraryLog:
+    """Never a kubernetes library log line on the terminal: its own loggers go nowhere, and its
+    root-logger records are dropped by :class:`_LibraryLog`."""
+    library = logging.getLogger("kubernetes")
+    library.addHandler(logging.NullHandler())
+    library.propagate = False
+    drop = _LibraryLog()
+    logging.getLogger().addFilter(drop)
+    return drop
+
+
+_LIBRARY_DIR = str(Path(k8s_client.__file__).resolve().parent.parent)
+_LIBRARY_LOG = _quiet_library_logs()
+
+
+class Deadline:
+    """The total time one request may take, body included (``--request-timeout``)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ends = time.monotonic() + seconds
+
+    def check(self, path: str) -> None:
+        if time.monotonic() > self.ends:
+            raise TransientError(
+                f"GET {path}: timed out waiting for the API server (the whole response took "
+                f"more than {self.seconds:g}s)"
+            )
 
 
 class RawResponse:
     """One HTTP response, body not yet read. Always :meth:`close` it (returns the connection)."""
 
-    def __init__(self, inner: Any, path: str) -> None:
+    def __init__(self, inner: Any, path: str, deadline: Deadline | None = None) -> None:
         self._inner, self.path = inner, path
         self.status: int = int(inner.status)
         self.headers: Any = inner.headers
+        self.deadline = deadline
         self._consumed = False
 
-    def read(self) -> bytes:
-        try:
-            body = bytes(self._inner.read())
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise TransientError(f"GET {self.path}: {describe(exc)}") from None
-        self._consumed = True
-        return body
+    def read(self, cap: int) -> bytes:
+        """The whole body, at most ``cap`` bytes: past it, :class:`UnsafeResponse` (the rest is
+        never read, the connection is closed)."""
+        declared = str(self.headers.get("Content-Length") or "")
+        if declared.isdigit() and int(declared) > cap:
+            raise UnsafeResponse(_too_large(self.path, cap))
+        body = bytearray()
+        for chunk in self.chunks(_READ_STEP):
+            body += chunk
+            if len(body) > cap:
+                raise UnsafeResponse(_too_large(self.path, cap))
+        return bytes(body)
 
     def error_body(self) -> bytes:
+        """The start of an error answer (for its message), within the request's deadline."""
+        body = bytearray()
         try:
-            return bytes(self._inner.read(_ERROR_BODY_CAP))
-        except (urllib3.exceptions.HTTPError, OSError):
-            return b""
+            for chunk in self.chunks(_ERROR_BODY_CAP):
+                body += chunk
+                if len(body) >= _ERROR_BODY_CAP:
+                    break
+        except TransientError:
+            pass  # what arrived in time is enough for a message
+        return bytes(body[:_ERROR_BODY_CAP])
 
     def chunks(self, size: int) -> Iterator[bytes]:
-        """The body in pieces of at most ``size`` bytes: never the whole body in memory."""
-        try:
-            yield from self._inner.stream(size, decode_content=True)
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise TransientError(f"GET {self.path}: {describe(exc)}") from None
+        """The body in pieces of at most ``size`` bytes: never the whole body in memory.
+
+        Each piece is what one socket read gave (``read1``), so the request's deadline is checked
+        however slowly the server drips its bytes: the socket timeout alone restarts with each.
+        """
+        while True:
+            if self.deadline is not None:
+                self.deadline.check(self.path)
+            try:
+                chunk = self._inner.read1(size, decode_content=True)
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                raise TransientError(f"GET {self.path}: {describe(exc)}") from None
+            if not chunk:
+                break
+            yield bytes(chunk)
         self._consumed = True
 
     def close(self) -> None:
@@ -94,6 +185,8 @@ class Connection:
     ) -> None:
         configuration.retries = False  # live/api.py decides what to retry, and how often
         configuration.debug = False  # the client's debug log prints headers: never
+        # user:password@ in the server URL: never sent that way by the client, never shown
+        configuration.host = without_userinfo(str(configuration.host))
         self._api = k8s_client.ApiClient(configuration)
         self._configuration = configuration
         self._settings = settings
@@ -106,20 +199,23 @@ class Connection:
         """The one place a request leaves kvtrace. GET only, refused paths never sent."""
         if method != "GET":
             raise ReadOnlyViolation(f"refused {method} {path}: kvtrace only reads (GET)")
-        _refuse_unsafe(path)
+        check_path(path)
         url = self._configuration.host + path + (f"?{urlencode(query)}" if query else "")
+        seconds = self._settings.request_timeout
+        deadline = Deadline(seconds) if seconds > 0 else None
         try:
             response = self._api.call_api(
                 "GET", url, header_params=self._headers(), _request_timeout=self._timeout()
             )
         except ApiException as exc:  # raised by the REST layer for TLS failures only
             raise ClusterError(
-                f"TLS with {self.server} failed: {exc.reason}; check the cluster's "
+                f"TLS with {self.server} failed: {without_userinfo(str(exc.reason))}; check the "
+                "cluster's "
                 "certificate-authority in the kubeconfig"
             ) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise TransientError(f"GET {path}: {describe(exc)}") from None
-        return RawResponse(response.response, path)
+        return RawResponse(response.response, path, deadline)
 
     def _headers(self) -> urllib3.HTTPHeaderDict:
         headers = urllib3.HTTPHeaderDict(
@@ -166,6 +262,7 @@ def _no_cluster_message(settings: ClusterSettings, paths: str) -> str:
 
 
 def _load_kubeconfig(paths: str, context: str | None, configuration: Any) -> tuple[str | None, str]:
+    failures = len(_LIBRARY_LOG.exec_failures)
     try:
         contexts, current = k8s_config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
             config_file=paths
@@ -179,10 +276,21 @@ def _load_kubeconfig(paths: str, context: str | None, configuration: Any) -> tup
         )
     except ConfigException as exc:
         raise ClusterError(
-            f"kubeconfig {paths}: {exc}; fix the file or pass --kubeconfig"
+            f"kubeconfig {paths}: {without_userinfo(str(exc))}; fix the file or pass --kubeconfig"
         ) from None
+    if len(_LIBRARY_LOG.exec_failures) > failures:
+        raise ClusterError(_exec_failed(paths, chosen, _LIBRARY_LOG.exec_failures[-1]))
     namespace = (chosen.get("context") or {}).get("namespace") or "default"
     return chosen.get("name"), str(namespace)
+
+
+def _exec_failed(paths: str, chosen: dict[str, Any], why: str) -> str:
+    user = (chosen.get("context") or {}).get("user") or "of the context"
+    return (
+        f"kubeconfig {paths}: the exec credential plugin of user {shown(str(user))} failed: {why};"
+        " run its command yourself to see why (kvtrace does not show what it printed: it may "
+        "hold a token)"
+    )
 
 
 def _chosen_context(
@@ -212,15 +320,63 @@ def _load_in_cluster(configuration: Any) -> str:
         return "default"
 
 
-def _refuse_unsafe(path: str) -> None:
-    segments = set(urlsplit(path).path.split("/"))
-    refused = segments & _REFUSED_SEGMENTS
+def check_path(path: str) -> None:
+    """Refuse, before sending, any path that is not one of the reads of docs/collect.md.
+
+    The check is on the percent-decoded, dot-segment-normalised path, as the server will route
+    it: ``..`` or an encoded ``%2F`` in a segment would otherwise reach another resource.
+    """
+    decoded = unquote(path)
+    if decoded != path or posixpath.normpath(path) != path or not path.startswith("/"):
+        raise ReadOnlyViolation(
+            f"refused GET {shown(path)}: encoded characters or dot segments in the path"
+        )
+    parts = path.strip("/").split("/")
+    refused = sorted(set(parts) & _REFUSED_SEGMENTS)
     if refused:
-        raise ReadOnlyViolation(f"refused GET {path}: kvtrace never reads {sorted(refused)[0]}")
+        raise ReadOnlyViolation(f"refused GET {shown(path)}: kvtrace never reads {refused[0]}")
+    if not _route_allowed(parts):
+        raise ReadOnlyViolation(f"refused GET {shown(path)}: not a resource kvtrace reads")
+
+
+def _route_allowed(parts: list[str]) -> bool:
+    """``/version``, or a list / get / ``pods/<name>/log`` of a kind in :data:`RESOURCES`."""
+    if parts == ["version"]:
+        return True
+    if parts[:2] == ["api", "v1"]:
+        group, rest = ("", "v1"), parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        group, rest = (parts[1], parts[2]), parts[3:]
+    else:
+        return False
+    namespaced = rest[:1] == ["namespaces"] and len(rest) >= 3
+    if namespaced and not is_label(rest[1]):
+        return False
+    rest = rest[2:] if namespaced else rest
+    resource = _READABLE.get((*group, rest[0])) if rest else None
+    if resource is None or (namespaced and not resource.namespaced) or len(rest) > 3:
+        return False
+    if len(rest) == 1:
+        return True
+    return is_subdomain(rest[1]) and (
+        len(rest) == 2 or (rest[2], resource.plural) == ("log", "pods")
+    )
+
+
+def without_userinfo(text: str) -> str:
+    """``https://user:password@host`` → ``https://host``, in a URL or a message quoting one."""
+    return _USERINFO.sub(r"\1", text)
 
 
 def _server_name(host: str) -> str:
     return urlsplit(host).netloc or host
+
+
+def _too_large(path: str, cap: int) -> str:
+    return (
+        f"GET {path}: the response is larger than {cap} bytes; if the cluster is that big, raise "
+        f"the cap with {ENV_MAX_RESPONSE_BYTES}=<bytes> or narrow the scope with -n or --vm"
+    )
 
 
 def describe(exc: BaseException) -> str:

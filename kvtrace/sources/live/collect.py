@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvtrace import __version__
-from kvtrace.errors import ApiError, ClusterError, TransientError
+from kvtrace.errors import ApiError, ClusterError, TransientError, UnsafeResponse, UsageError
 from kvtrace.evidence import (
     ENDPOINTS,
     EVENT,
@@ -32,6 +32,8 @@ from kvtrace.evidence import (
     VMIM,
 )
 from kvtrace.sources.live.api import ApiReader, Query
+from kvtrace.sources.live.limits import ENV_MAX_LOG_STREAM_BYTES, LiveLimits
+from kvtrace.sources.live.names import refusal, shown
 from kvtrace.sources.live.plan import (
     CONTROLLER_SELECTOR,
     KIND_ORDER,
@@ -56,7 +58,7 @@ if TYPE_CHECKING:
     from kvtrace.sources.live.client import Connection
 
 WORKERS = 4  # concurrent requests: enough to hide latency, gentle on the API server
-_FAILURES = (ApiError, TransientError)
+_FAILURES = (ApiError, TransientError, UnsafeResponse)
 Job = tuple[str, str | None, Query, Callable[[Item], bool] | None]
 
 
@@ -80,7 +82,12 @@ def collect_bundle(
     progress: Progress,
 ) -> CollectResult:
     """Collect the scope into the bundle directory ``root`` (which the caller owns)."""
-    reader = ApiReader(connection, verbose=settings.verbose, on_request=progress.request)
+    reader = ApiReader(
+        connection,
+        verbose=settings.verbose,
+        on_request=progress.request,
+        limits=LiveLimits.from_env(),
+    )
     collector = Collector(reader, BundleWriter(root), progress, settings)
     collector.resolve(scope, connection.default_namespace)
     try:
@@ -108,6 +115,10 @@ class Collector:
         """Namespaces and VMs to read: bare ``--vm`` names and no ``-n`` use the context's."""
         base = scope.namespaces[0] if scope.namespaces else default_namespace
         vms = frozenset((ns or base, name) for ns, name in scope.vms)
+        _check_names(vms, scope.namespaces, self.settings.kubevirt_namespace)
+        reason = refusal("namespace", base, label=True)
+        if reason and not scope.namespaces and scope.namespaces is not None:
+            raise UsageError(f"the kubeconfig context's {reason}; pass -n NAMESPACE")
         self.selection = VmSelection(vms)
         if vms:
             self.namespaces = sorted({ns for ns, _ in vms})
@@ -159,6 +170,9 @@ class Collector:
         except TransientError as exc:
             self.writer.add_missing(f"{name}: {_reason(exc)}", kind=kind, namespace=namespace)
             return None
+        except UnsafeResponse as exc:
+            self.writer.add_missing(_reason(exc), kind=kind, namespace=namespace)
+            return None
         self.read_kinds.add(kind)
         return item
 
@@ -182,8 +196,8 @@ class Collector:
                 f"cannot reach the API server {self.reader.connection.server}: {_reason(exc)}; "
                 "check the kubeconfig's server, the network, or --request-timeout"
             ) from None
-        except ApiError as exc:
-            self.writer.add_missing(exc.reason, kind="ServerVersion")
+        except (ApiError, UnsafeResponse) as exc:
+            self.writer.add_missing(_reason(exc), kind="ServerVersion")
             return None
         return str(version.get("gitVersion") or "") or None
 
@@ -209,7 +223,11 @@ class Collector:
             found = self.reader.list_items(RESOURCES[KUBEVIRT].path()).items
         except _FAILURES:
             return None  # forbidden cluster-wide, or KubeVirt's API absent: probe pods instead
-        namespaces = sorted(key_of(item)[0] for item in found if key_of(item)[0])
+        namespaces = sorted({key_of(item)[0] for item in found if key_of(item)[0]})
+        for refused in [n for n in namespaces if refusal("namespace", n, label=True)]:
+            reason = f"{refusal('namespace', refused, label=True)}: that KubeVirt CR is ignored"
+            self.writer.add_missing(reason, kind=KUBEVIRT)
+            namespaces.remove(refused)
         return namespaces[0] if namespaces else None
 
     def _probe_controller_pods(self) -> str | None:
@@ -277,7 +295,7 @@ class Collector:
 
     def _nodes(self) -> None:
         launchers = [p for p in self.objects.get(POD, []) if self.selection.launcher(p)]
-        names = node_names(self.objects.get(VMI, []), launchers)
+        names = self._usable(node_names(self.objects.get(VMI, []), launchers))
         if not names:
             self.read_kinds.add(NODE)
         found = bounded_map(lambda name: self._get(NODE, None, name), names, WORKERS)
@@ -286,6 +304,17 @@ class Collector:
                 self._add(NODE, [node])
             elif NODE in self.read_kinds:
                 self.writer.add_missing(f"{name}: not found (deleted since?)", kind=NODE)
+
+    def _usable(self, names: list[str]) -> list[str]:
+        """Node names fit for a URL; each other one is a ``missing[]`` entry, never requested."""
+        kept = []
+        for name in names:
+            reason = refusal("node", name)
+            if reason:
+                self.writer.add_missing(f"{reason} (from a VMI or pod); not requested", kind=NODE)
+            else:
+                kept.append(name)
+        return kept
 
     def _write_objects(self) -> None:
         for kind in KIND_ORDER:
@@ -305,27 +334,46 @@ class Collector:
         ]
         if namespace is None or not targets:
             return
+        targets = [t for t in targets if self._log_name_fits(namespace, t[0], t[1])]
         bounded_map(lambda target: self._log(namespace, *target), targets, WORKERS)
+
+    def _log_name_fits(self, namespace: str, pod: str, container: str) -> bool:
+        """Pod and container names become a URL and a path in the bundle: a name the API
+        server would never accept is a ``missing[]`` entry naming it, and its log is not read."""
+        reason = refusal("pod", pod) or refusal("container", container, label=True)
+        if reason is None:
+            return True
+        where = f"pod {shown(pod)}, container {shown(container)}"
+        self.writer.add_missing(
+            f"{reason}: its log is not read ({where})", kind=POD, namespace=namespace
+        )
+        return False
 
     def _log(self, namespace: str, pod: str, container: str, instance: str) -> None:
         """Stream one container log to disk with kubelet timestamps (docs/bundle-format.md)."""
         if self.reader.cancelled.is_set():
             return  # never recreate directories in a bundle being removed
-        relative = self.writer.log_path(namespace, pod, container, instance)
+        try:
+            relative = self.writer.log_path(namespace, pod, container, instance)
+        except UnsafeResponse as exc:
+            self.writer.add_missing(str(exc), kind=POD, namespace=namespace)
+            return
         query: list[tuple[str, str]] = [("container", container), ("timestamps", "true")]
         if instance == "previous":
             query.append(("previous", "true"))
         path = f"{RESOURCES[POD].path(namespace, pod)}/log"
         target = self.writer.root / relative
         try:
-            size = self.reader.stream_to(
+            streamed = self.reader.stream_to(
                 path, [*query, *self.since], target, self.progress.add_bytes
             )
         except _FAILURES as exc:
             target.unlink(missing_ok=True)
             self.writer.add_missing(_reason(exc), file=relative)
             return
-        self.writer.add_log(namespace, pod, container, instance, relative, size)
+        if streamed.truncated:
+            self.writer.add_missing(_truncated(streamed.size), file=relative)
+        self.writer.add_log(namespace, pod, container, instance, relative, streamed.size)
 
     def _header(self, captured: datetime, server_version: str | None) -> dict[str, Any]:
         return {
@@ -340,6 +388,32 @@ class Collector:
                 "vms": [f"{ns}/{name}" for ns, name in sorted(self.selection.vms)],
             },
         }
+
+
+def _check_names(
+    vms: frozenset[tuple[str, str]],
+    namespaces: tuple[str, ...] | None,
+    kubevirt_namespace: str | None,
+) -> None:
+    """The user's namespaces and VM names go into URLs too: a bad one is a usage error (the
+    context's namespace comes with the VM names, as the namespace of a bare ``--vm``)."""
+    named = [("-n", n) for n in namespaces or ()] + [("--vm", ns) for ns, _ in vms]
+    named += [("--kubevirt-namespace", kubevirt_namespace)] if kubevirt_namespace else []
+    for flag, namespace in named:
+        reason = refusal("namespace", namespace, label=True)
+        if reason:
+            raise UsageError(f"{flag}: {reason}")
+    for _, name in vms:
+        reason = refusal("VM", name)
+        if reason:
+            raise UsageError(f"--vm: {reason}")
+
+
+def _truncated(size: int) -> str:
+    return (
+        f"truncated: the log is longer than {size} bytes, only the first {size} are kept; "
+        f"raise the cap with {ENV_MAX_LOG_STREAM_BYTES}=<bytes>"
+    )
 
 
 def _reason(exc: Exception) -> str:

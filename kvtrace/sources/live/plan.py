@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kvtrace.errors import UnsafeResponse
 from kvtrace.evidence import (
     ENDPOINTS,
     EVENT,
@@ -34,6 +35,7 @@ from kvtrace.evidence import (
     VMI,
     VMIM,
 )
+from kvtrace.sources.live.names import refusal
 
 LAUNCHER_SELECTOR = "kubevirt.io=virt-launcher"
 CONTROLLER_SELECTOR = "kubevirt.io=virt-controller"
@@ -59,7 +61,16 @@ class Resource:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
-        """``/api/v1/namespaces/ns/pods``, ``/apis/kubevirt.io/v1/virtualmachines`` (all ns)…"""
+        """``/api/v1/namespaces/ns/pods``, ``/apis/kubevirt.io/v1/virtualmachines`` (all ns)…
+
+        Names often come from the server's own data (a VMI's node, a pod to read logs of): one
+        that is not a Kubernetes name is refused here, so it never reaches a URL.
+        """
+        reason = (namespace and refusal("namespace", namespace, label=True)) or (
+            name and refusal(f"{self.kind}", name)
+        )
+        if reason:
+            raise UnsafeResponse(f"{reason}; not requested")
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         scope = f"/namespaces/{namespace}" if namespace and self.namespaced else ""
         return f"{base}{scope}/{self.plural}" + (f"/{name}" if name else "")

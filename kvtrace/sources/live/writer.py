@@ -21,7 +21,8 @@ from typing import Any
 
 import orjson
 
-from kvtrace.errors import UsageError
+from kvtrace.errors import UnsafeResponse, UsageError
+from kvtrace.sources.live.names import shown
 
 FORMAT_VERSION = 1
 MANIFEST_API_VERSION = "kvtrace.io/v1alpha1"
@@ -48,14 +49,25 @@ class BundleWriter:
             item.setdefault("kind", kind)
         document = {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}
         relative = f"objects/{plural}.json"
-        (self.root / relative).write_bytes(orjson.dumps(document) + b"\n")
+        self._inside(relative).write_bytes(orjson.dumps(document) + b"\n")
         with self._lock:
             self.collected.append({"kind": kind, "file": relative, "count": len(items)})
 
     def log_path(self, namespace: str, pod: str, container: str, instance: str) -> str:
         relative = f"logs/{namespace}/{pod}/{container}/{instance}.log"
-        (self.root / relative).parent.mkdir(parents=True, exist_ok=True)
+        self._inside(relative).parent.mkdir(parents=True, exist_ok=True)
         return relative
+
+    def _inside(self, relative: str) -> Path:
+        """``root / relative``, refused unless it stays inside the bundle (names come from the
+        API server; collect checks them first, this is the last line)."""
+        parts = relative.split("/")
+        target = (self.root / relative).resolve()
+        if ".." in parts or "" in parts or not target.is_relative_to(self.root.resolve()):
+            raise UnsafeResponse(
+                f"refused to write {shown(relative)}: it would leave the bundle directory"
+            )
+        return self.root / relative
 
     def add_log(
         self, namespace: str, pod: str, container: str, instance: str, file: str, size: int
