@@ -68,3 +68,19 @@ def test_a_node_failure_ends_the_incarnation_and_says_so():
     assert found[0].cause == NODE_FAILURE and found[0].row is not None
     assert "unresponsive node" in timeline.rows[found[0].row].what
     assert len(found) >= 2, "the VM controller started a new VMI"
+
+
+def test_check_reports_each_vms_migrations(tmp_path, capsys):
+    """drain(seed): vm-0's first evacuation fails on the nodes, the next one succeeds."""
+    import json
+
+    from kvsim.bundle import write_bundle
+    from tests.helpers import run_cli
+
+    root = write_bundle(drain(0).capture(), tmp_path / "bundle")
+    code, out, err = run_cli(capsys, "check", "-A", "--bundle", str(root), "-o", "json")
+    assert code == 0, err
+    items = {i["name"]: i for i in json.loads(out)["items"]}
+    vm0 = items["vm-0"]
+    assert vm0["migrations"] >= 2 and vm0["migrationsFailed"] >= 1
+    assert vm0["migrationP50"] is not None and vm0["migrationP95"] >= vm0["migrationP50"]

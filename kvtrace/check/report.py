@@ -3,6 +3,7 @@ closed summary of the evidence (never the open evidence itself)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from statistics import median
 
@@ -12,6 +13,7 @@ from kvtrace.model.verdicts import Verdict
 from kvtrace.model.version import VersionInfo
 from kvtrace.timeline.build import Timeline
 from kvtrace.timeline.log_rows import SourceReport
+from kvtrace.timeline.migration_rows import MigrationOutcome
 from kvtrace.timeline.router import VMKey
 
 
@@ -39,6 +41,7 @@ class VMCheck:
     assessment: Assessment
     refs: dict[int, str] = field(default_factory=dict)  # row → "file:line (what)" for findings
     creation_to_running: list[float] = field(default_factory=list)
+    migrations: list[MigrationOutcome] = field(default_factory=list)
     timeline: Timeline | None = None
 
     @property
@@ -48,6 +51,17 @@ class VMCheck:
     def latency(self) -> tuple[float | None, float | None]:
         values = self.creation_to_running
         return (median(values), max(values)) if values else (None, None)
+
+    @property
+    def failed_migrations(self) -> int:
+        return sum(1 for m in self.migrations if m.outcome == "Failed")
+
+    def migration_durations(self) -> tuple[float | None, float | None]:
+        """p50 and p95 (nearest rank) of the finished migrations' durations."""
+        values = sorted(m.seconds for m in self.migrations if m.seconds is not None)
+        if not values:
+            return None, None
+        return median(values), values[max(0, math.ceil(0.95 * len(values)) - 1)]
 
     def evidence_of(self, verdict: Verdict) -> list[str]:
         return [self.refs.get(i, f"row {i + 1}") for i in verdict.rows]

@@ -10,6 +10,7 @@ from kvtrace.model.facts import run_strategy
 from kvtrace.model.verdicts import EXPLAINED
 from kvtrace.timeline.build import Timeline, assemble
 from kvtrace.timeline.log_rows import SourceReport
+from kvtrace.timeline.migration_rows import migration_outcomes
 from kvtrace.timeline.router import Router, VMKey
 from kvtrace.timeline.rows import TimelineRow
 from kvtrace.timeline.vmscope import VMScope
@@ -49,6 +50,7 @@ def check_one(
         assessment=assessment,
         refs={i: f"{timeline.rows[i].evidence} ({timeline.rows[i].what})" for i in referenced},
         creation_to_running=_creation_to_running(timeline),
+        migrations=migration_outcomes(scope),
         timeline=timeline if keep else None,
     )
 

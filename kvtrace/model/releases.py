@@ -12,6 +12,10 @@ minor tag from v0.53.0 to v1.9.0 (and at the patch tags where a change landed):
   ``DefaultControllerRateLimiter``), the phase timestamps (``SetVMIPhaseTransitionTimestamp``),
   the deletionTimestamp guard of ``stopVMI``, the VM-controller and foreground finalizers, the
   node-name hand-over and the leader election timings (15 s lease, 10 s renew deadline);
+- the migration guards the KV-MG rules read (``canMigrateVMI``, ``VMIActivePodsCount`` before a
+  target pod, the ``kubevirt.io/migrationJobUID`` target-pod label) exist at every minor tag;
+  VMIM ``phaseTransitionTimestamps`` are written from v0.55.0, so before it KV-MG-01 has no
+  evidence to judge;
 - the Always, Manual, Halted and Once branches of ``startStop`` (v0.53–v1.2, vm.go:729 at
   v1.0.0) and ``syncRunStrategy`` (v1.3+) decide alike; v1.7.0 only added the decentralized
   migration branch and WaitAsReceiver, which print their own texts.

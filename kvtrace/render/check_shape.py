@@ -19,6 +19,8 @@ HEADERS = [
     "VIOLATIONS",
     "UNVERIFIABLE",
     "CREATION→RUNNING P50/MAX",
+    "MIGRATIONS",
+    "MIGRATION P50/P95",
 ]
 CSV_FIELDS = [
     "namespace",
@@ -30,6 +32,10 @@ CSV_FIELDS = [
     "unverifiable",
     "creationToRunningP50",
     "creationToRunningMax",
+    "migrations",
+    "migrationsFailed",
+    "migrationP50",
+    "migrationP95",
 ]
 
 
@@ -44,6 +50,7 @@ def _seconds(value: float | None) -> str:
 
 def vm_item(vm: VMCheck) -> dict[str, Any]:
     p50, worst = vm.latency()
+    migration_p50, migration_p95 = vm.migration_durations()
     counts = vm.assessment.counts()
     return {
         "namespace": vm.key[0],
@@ -56,6 +63,10 @@ def vm_item(vm: VMCheck) -> dict[str, Any]:
         "explained": counts.get("explained", 0),
         "creationToRunningP50": p50,
         "creationToRunningMax": worst,
+        "migrations": len(vm.migrations),
+        "migrationsFailed": vm.failed_migrations,
+        "migrationP50": migration_p50,
+        "migrationP95": migration_p95,
     }
 
 
@@ -72,9 +83,20 @@ def table_rows(report: CheckReport) -> list[list[str]]:
                 str(item["violations"]),
                 str(item["unverifiable"]),
                 f"{_seconds(item['creationToRunningP50'])}/{_seconds(item['creationToRunningMax'])}",
+                _migration_count(item),
+                f"{_seconds(item['migrationP50'])}/{_seconds(item['migrationP95'])}"
+                if item["migrations"]
+                else "-",
             ]
         )
     return rows
+
+
+def _migration_count(item: dict[str, Any]) -> str:
+    if not item["migrations"]:
+        return "-"
+    failed = item["migrationsFailed"]
+    return f"{item['migrations']} ({failed} failed)" if failed else str(item["migrations"])
 
 
 def evidence_of(vm: VMCheck, verdict: Verdict) -> list[str]:

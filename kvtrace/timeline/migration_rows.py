@@ -18,6 +18,7 @@ whose ``migrationState.migrationUid`` is its uid, else by its target pod's
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from kvtrace.evidence import KubeObject
@@ -175,3 +176,30 @@ def _meta(obj: KubeObject) -> dict[str, Any]:
 
 def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class MigrationOutcome:
+    """How one migration ended: ``Succeeded``, ``Failed`` or ``in progress``, and how long it
+    took from the VMIM's creation to its final phase (1 s resolution; None while unfinished)."""
+
+    name: str
+    outcome: str
+    seconds: float | None
+
+
+def migration_outcomes(scope: VMScope) -> list[MigrationOutcome]:
+    return [_outcome_of(vmim) for vmim in scope.migrations]
+
+
+def _outcome_of(vmim: KubeObject) -> MigrationOutcome:
+    status = _dict(vmim.body.get("status"))
+    phase = str(status.get("phase") or "")
+    if phase not in ("Succeeded", "Failed"):
+        return MigrationOutcome(vmim.name, "in progress", None)
+    created = parse_time(str(_meta(vmim).get("creationTimestamp") or ""))
+    stamps = [e for e in status.get("phaseTransitionTimestamps") or [] if isinstance(e, dict)]
+    final = next((e for e in stamps if e.get("phase") == phase), None)
+    ended = parse_time(str(final.get("phaseTransitionTimestamp") or "")) if final else None
+    seconds = (ended.at - created.at).total_seconds() if created and ended else None
+    return MigrationOutcome(vmim.name, phase, seconds)
