@@ -8,16 +8,18 @@ a migration failed on the VMI.
   or 2 outbound ones on the source node (Info 1383; retried after 1/3/5 s by priority); the VMI's
   launcher pod (:func:`kvsim.launcher.render`) with the label ``kubevirt.io/migrationJobUID``,
   the annotation ``kubevirt.io/migrationJobName``, a required pod anti-affinity on
-  ``kubernetes.io/hostname`` against the VMI's pods (889-911), and the SELinux level of the
+  ``kubernetes.io/hostname`` against the VMI's pods (889-911), the host-model CPU and vendor
+  node selectors from the source pod or node (965-1005), and the SELinux level of the
   VMI's ``status.selinuxContext`` (1007-1013, 858-887; without a context the reconcile
   fails). Event ``SuccessfulCreate`` ``Created migration target pod <pod>`` on the migration
   (1043).
 * Pending timeouts (``handlePendingPodTimeout`` 1717-1756): a target pod Pending with
   ``PodScheduled=False/Unschedulable`` gets Event ``migrationTargetPodUnschedulable`` and the
   Warning 1740 on every reconcile and is deleted 300 s after its creation (``unschedulablePod
-  TimeoutSeconds``, migration.go:86); any Pending target pod is deleted after 900 s (99). The
-  deletion prints Info 1544 with the reason ``unschedulable pod <ns>/<pod> timeout period
-  exceeded`` (or ``pending pod …``) and records Event ``SuccessfulDelete``.
+  TimeoutSeconds``, migration.go:86), each time after the host-model check (Info 2505 when
+  another node has the CPU labels, else Warning 2514); any Pending target pod is deleted after
+  900 s (99). The deletion prints Info 1544 with the reason ``unschedulable pod <ns>/<pod>
+  timeout period exceeded`` (or ``pending pod …``) and records Event ``SuccessfulDelete``.
 * Hand-off (``handleTargetPodHandoff`` 1199-1293): the VMI's ``status.migrationState`` becomes
   a new object (migrationUid, targetNode, sourceNode, targetPod, sourcePod, the resolved
   migrationConfiguration) and the VMI gets the label ``kubevirt.io/migrationTargetNodeName``;
@@ -89,6 +91,11 @@ MIGRATION_CONFIGURATION = {  # ToVMIMConfigurationOptions of the default configu
     "utilityVolumesTimeout": 150,
 }
 INVALID = "the server rejected our request due to an error in our request"
+HOST_MODEL_CPU = "host-model-cpu.node.kubevirt.io/"  # types.go:1269-1286
+REQUIRED_FEATURES = "host-model-required-features.node.kubevirt.io/"
+MIGRATION_CPU = "cpu-model-migration.node.kubevirt.io/"
+CPU_FEATURE = "cpu-feature.node.kubevirt.io/"
+CPU_VENDOR = "cpu-vendor.node.kubevirt.io/"
 
 
 def target_pods(pods: list[Obj], vmim: Obj, vmi: Obj) -> list[Obj]:
@@ -308,7 +315,7 @@ class MigrationSync:
             return None
         if vmi.get("status", {}).get("phase") != "Running":
             return None
-        return (yield from self._create_pod(key, vmim, vmi))
+        return (yield from self._create_pod(key, vmim, vmi, source))
 
     def _running_migrations(self) -> list[Obj]:
         """findRunningMigrations (migration.go:2437-2467)."""
@@ -336,10 +343,13 @@ class MigrationSync:
                 count += 1
         return count
 
-    def _create_pod(self, key: str, vmim: Obj, vmi: Obj) -> Step:
+    def _create_pod(self, key: str, vmim: Obj, vmi: Obj, source: Obj) -> Step:
         """createTargetPod (migration.go:938-1045)."""
         rt = self.rt
         pod = self._render(vmim, vmi)
+        failed = self._cpu_selectors(pod, vmi, source)
+        if failed is not None:
+            return failed
         context = str(vmi.get("status", {}).get("selinuxContext", ""))
         if not context:  # setTargetPodSELinuxLevel (migration.go:858-887)
             return "SELinux context not set on VMI status"
@@ -359,6 +369,67 @@ class MigrationSync:
             second = self._render(vmim, vmi)  # the fault: the attempt gets a second pod
             yield from rt.api.call(rt.host, POD, "create", lambda: rt.api.create(second))
         return None
+
+    def _cpu_selectors(self, pod: Obj, vmi: Obj, source: Obj) -> str | None:
+        """createTargetPod's CPU node selectors (migration.go:965-1005): for a host-model VMI the
+        source pod's migration selectors, or on a first migration the source node's host-model
+        CPU and required features (prepareNodeSelectorForHostCpuModel, 2528-2552); then the
+        source node's CPU vendor. None, or the error that fails the reconcile."""
+        selector = pod["spec"].setdefault("nodeSelector", {})
+        node_name = vmi.get("status", {}).get("nodeName", "")
+        node = self.cache.get("Node", "", node_name)
+        if node is None:
+            return (
+                f'node "{node_name}" associated with vmi "{vmi["metadata"]["name"]}" does not exist'
+            )
+        labels = node["metadata"].get("labels") or {}
+        if (vmi["spec"].get("domain", {}).get("cpu") or {}).get("model") == "host-model":
+            wanted = host_model_selectors(source["spec"].get("nodeSelector") or {}, labels)
+            if wanted is None:
+                return (
+                    "unable to locate host cpu model, does not contain label "
+                    f'"{HOST_MODEL_CPU}" with information'
+                )
+            selector.update(wanted)
+        if not any(k.startswith(CPU_VENDOR) for k in selector):
+            vendor = next((k for k in labels if k.startswith(CPU_VENDOR)), None)
+            if vendor is not None:
+                selector[vendor] = "true"
+        pod["spec"]["nodeSelector"] = dict(sorted(selector.items()))
+        return None
+
+    def _alert_host_model(self, vmi: Obj, pod: Obj) -> None:
+        """alertIfHostModelIsUnschedulable (migration.go:2482-2516)."""
+        rt = self.rt
+        if (vmi["spec"].get("domain", {}).get("cpu") or {}).get("model") != "host-model":
+            return
+        required = {
+            k: v
+            for k, v in (pod["spec"].get("nodeSelector") or {}).items()
+            if k.startswith((MIGRATION_CPU, CPU_FEATURE))
+        }
+        here = vmi.get("status", {}).get("nodeName")
+        for node in self.cache.list("Node"):
+            labels = node["metadata"].get("labels") or {}
+            if node["metadata"]["name"] == here:
+                continue
+            if all(labels.get(k) == v for k, v in required.items()):
+                rt.log.kv(
+                    rt.kernel.now,
+                    "info",
+                    f"Node {node['metadata']['name']} is suitable to run vmi "
+                    f"{vmi['metadata']['name']} host model cpu mode (more nodes may fit as "
+                    "well)",
+                    "migration.go:2505",
+                    logged(vmi),
+                )
+                return
+        message = (
+            "Migration cannot proceed since no node is suitable to run the required CPU model / "
+            f"required features: {go_map(required)}"
+        )
+        self.vmi_recorder.event(vmi, "Warning", "NoSuitableNodesForHostModelMigration", message)
+        rt.log.kv(rt.kernel.now, "warning", message, "migration.go:2514", logged(vmi))
 
     def _render(self, vmim: Obj, vmi: Obj) -> Obj:
         """RenderMigrationManifest (template.go:324-353) plus the migration's label and
@@ -388,6 +459,7 @@ class MigrationSync:
         spent = max(0, (rt.kernel.now - _created(pod)) // SECOND)
         pod_name = f"{namespace}/{pod['metadata']['name']}"
         if unschedulable(pod):
+            self._alert_host_model(vmi, pod)
             vmi_name = f"{vmi['metadata']['namespace']}/{vmi['metadata']['name']}"
             message = f"Migration target pod for VMI [{vmi_name}] is currently unschedulable."
             rt.recorder.event(vmim, "Warning", "migrationTargetPodUnschedulable", message)
@@ -600,6 +672,26 @@ class MigrationSync:
             f"VirtualMachineInstance migration uid {uid} failed. reason: Target pod is down",
         )
         return None
+
+
+def host_model_selectors(source: dict[str, str], node: dict[str, str]) -> dict[str, str] | None:
+    """prepareNodeSelectorForHostCpuModel and getHostCpuModelFromMap (migration.go:2528-2578)."""
+    kept = {k: v for k, v in source.items() if CPU_FEATURE in k or MIGRATION_CPU in k}
+    if kept:
+        return kept
+    model = next((k for k in node if k.startswith(HOST_MODEL_CPU)), None)
+    if model is None:
+        return None
+    wanted = {MIGRATION_CPU + model[len(HOST_MODEL_CPU) :]: node[model]}
+    for key, value in node.items():
+        if key.startswith(REQUIRED_FEATURES):
+            wanted[CPU_FEATURE + key[len(REQUIRED_FEATURES) :]] = value
+    return wanted
+
+
+def go_map(values: dict[str, str]) -> str:
+    """``%v`` of a Go map: keys sorted."""
+    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(values.items())) + "]"
 
 
 def _failed_patch(uid: str, now: str) -> Callable[[Obj], None]:

@@ -8,6 +8,12 @@ from kvsim import timefmt
 from kvsim.apiserver import ApiServer, Obj
 
 JOB_LABEL = "kubevirt.io/migrationJobUID"
+SELECTED = (  # the node-selector keys the simulated nodes are labelled for
+    "kubevirt.io/",
+    "cpu-model-migration.node.kubevirt.io/",
+    "cpu-feature.node.kubevirt.io/",
+    "cpu-vendor.node.kubevirt.io/",
+)
 REASONS = {
     "cordon": "node(s) were unschedulable",
     "selector": "node(s) didn't match Pod's node affinity/selector",
@@ -26,7 +32,7 @@ def misfit(api: ApiServer, pod: Obj, name: str) -> str | None:
         return "cordon"
     labels = node["metadata"].get("labels") or {}
     selector = pod["spec"].get("nodeSelector") or {}
-    if any(labels.get(k) != v for k, v in selector.items() if k.startswith("kubevirt.io/")):
+    if any(labels.get(k) != v for k, v in selector.items() if k.startswith(SELECTED)):
         return "selector"
     if _repelled(api, pod, name):
         return "anti-affinity"

@@ -3,7 +3,8 @@
 write the Node and the VMI's ``status.migrationState`` the controllers react to, and record
 Events (component ``virt-handler``, the node as host).
 
-* Heartbeat (heartbeat.go:82-170): every 1–2.2 min the node's annotation
+* Node labels: the node-labeller's host-model CPU labels, once; the heartbeat
+  (heartbeat.go:82-170): every 1–2.2 min the node's annotation
   ``kubevirt.io/heartbeat`` (RFC 3339, seconds, the node's clock) and the label
   ``kubevirt.io/schedulable: "true"``; a hung virt-handler writes neither.
 * LiveMigratable: a Running VMI gets the conditions LiveMigratable and StorageLiveMigratable
@@ -42,6 +43,8 @@ from kvsim.vmim import TARGET_NODE_LABEL, migration_state
 VMI, POD, NODE = "VirtualMachineInstance", "Pod", "Node"
 HEARTBEAT = "kubevirt.io/heartbeat"
 SCHEDULABLE = "kubevirt.io/schedulable"
+HOST_MODEL = "Skylake-Client-IBRS"
+REQUIRED_FEATURES = ("hypervisor", "ss")
 LIBVIRT_FAILURE = (  # a libvirt error as virt-launcher reports it (live-migration-source.go:1410)
     "virError(Code=9, Domain=10, Message='operation failed: migration out job: unexpectedly "
     "failed')"
@@ -70,6 +73,7 @@ class VirtHandlers:
         self.attempts: dict[str, int] = {}
         self.acted: set[tuple[str, str]] = set()  # (migration uid, step) done once
         for node in self.nodes.names:
+            self.api.patch(NODE, "", node, _labelled)
             self._beat(node)
         self.api.watch(Watch({VMI}, self.host, self._event, lambda: self.rng.randint(200, 2_500)))
 
@@ -287,6 +291,23 @@ class VirtHandlers:
         pod = self.api.peek(POD, vmi["metadata"]["namespace"], name) if name else None
         if pod is not None and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
             self.nodes.terminate(pod, "Succeeded")
+
+
+def _labelled(node: Obj) -> None:
+    """The node-labeller's CPU labels (pkg/virt-handler/node-labeller/), the same on every node
+    here: the host-model CPU with its required features, what it can take by migration, the
+    vendor."""
+    labels = node["metadata"].setdefault("labels", {})
+    labels.update(
+        {
+            f"host-model-cpu.node.kubevirt.io/{HOST_MODEL}": "true",
+            f"cpu-model-migration.node.kubevirt.io/{HOST_MODEL}": "true",
+            "cpu-vendor.node.kubevirt.io/Intel": "true",
+        }
+    )
+    for feature in REQUIRED_FEATURES:
+        labels[f"host-model-required-features.node.kubevirt.io/{feature}"] = "true"
+        labels[f"cpu-feature.node.kubevirt.io/{feature}"] = "true"
 
 
 def _owned(vmi: Obj, migration_uid: str) -> dict[str, Any]:

@@ -88,6 +88,16 @@ CATALOG: dict[str, tuple[str, str]] = {
         "warning",
         rf"Migration target pod for VMI \[{NS}\] is currently unschedulable\.",
     ),
+    "migration.go:2505": (
+        "info",
+        r"Node [a-z0-9-]+ is suitable to run vmi [a-z0-9-]+ host model cpu mode \(more nodes may "
+        r"fit as well\)",
+    ),
+    "migration.go:2514": (
+        "warning",
+        r"Migration cannot proceed since no node is suitable to run the required CPU model / "
+        r"required features: map\[.*\]",
+    ),
     "migration.go:2295": ("info", rf"error encountered when garbage collecting pod object {NS}"),
     "migration.go:2307": (
         "info",
@@ -112,6 +122,7 @@ OBJECT_LINES = {  # the object each line attaches: VMIM, VMI or Node (node.go:27
     "migration.go:1290": "VirtualMachineInstance",
     "migration.go:1544": "VirtualMachineInstance",
     "migration.go:1107": "VirtualMachineInstance",
+    "migration.go:2505": "VirtualMachineInstance",
     "node.go:278": "Node",
 }
 
