@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kvtrace import __version__
-from kvtrace.errors import ApiError, ClusterError, TransientError, UnsafeResponse, UsageError
+from kvtrace.errors import ApiError, ClusterError, TransientError, UnsafeResponse
 from kvtrace.evidence import (
     ENDPOINTS,
     EVENT,
@@ -33,7 +33,6 @@ from kvtrace.evidence import (
 )
 from kvtrace.sources.live.api import ApiReader, Query
 from kvtrace.sources.live.limits import ENV_MAX_LOG_STREAM_BYTES, LiveLimits
-from kvtrace.sources.live.names import refusal, shown
 from kvtrace.sources.live.plan import (
     CONTROLLER_SELECTOR,
     KIND_ORDER,
@@ -50,6 +49,12 @@ from kvtrace.sources.live.plan import (
     start_revisions,
 )
 from kvtrace.sources.live.progress import Progress
+from kvtrace.sources.live.screen import (
+    check_scope,
+    usable_log_targets,
+    usable_namespaces,
+    usable_nodes,
+)
 from kvtrace.sources.live.settings import KUBEVIRT_NAMESPACES, ClusterSettings, CollectScope
 from kvtrace.sources.live.workers import bounded_map
 from kvtrace.sources.live.writer import BundleWriter
@@ -115,10 +120,7 @@ class Collector:
         """Namespaces and VMs to read: bare ``--vm`` names and no ``-n`` use the context's."""
         base = scope.namespaces[0] if scope.namespaces else default_namespace
         vms = frozenset((ns or base, name) for ns, name in scope.vms)
-        _check_names(vms, scope.namespaces, self.settings.kubevirt_namespace)
-        reason = refusal("namespace", base, label=True)
-        if reason and not scope.namespaces and scope.namespaces is not None:
-            raise UsageError(f"the kubeconfig context's {reason}; pass -n NAMESPACE")
+        check_scope(scope, base, self.settings.kubevirt_namespace)
         self.selection = VmSelection(vms)
         if vms:
             self.namespaces = sorted({ns for ns, _ in vms})
@@ -223,11 +225,8 @@ class Collector:
             found = self.reader.list_items(RESOURCES[KUBEVIRT].path()).items
         except _FAILURES:
             return None  # forbidden cluster-wide, or KubeVirt's API absent: probe pods instead
-        namespaces = sorted({key_of(item)[0] for item in found if key_of(item)[0]})
-        for refused in [n for n in namespaces if refusal("namespace", n, label=True)]:
-            reason = f"{refusal('namespace', refused, label=True)}: that KubeVirt CR is ignored"
-            self.writer.add_missing(reason, kind=KUBEVIRT)
-            namespaces.remove(refused)
+        found_in = sorted({key_of(item)[0] for item in found if key_of(item)[0]})
+        namespaces = usable_namespaces(found_in, self.writer.add_missing)
         return namespaces[0] if namespaces else None
 
     def _probe_controller_pods(self) -> str | None:
@@ -295,7 +294,9 @@ class Collector:
 
     def _nodes(self) -> None:
         launchers = [p for p in self.objects.get(POD, []) if self.selection.launcher(p)]
-        names = self._usable(node_names(self.objects.get(VMI, []), launchers))
+        names = usable_nodes(
+            node_names(self.objects.get(VMI, []), launchers), self.writer.add_missing
+        )
         if not names:
             self.read_kinds.add(NODE)
         found = bounded_map(lambda name: self._get(NODE, None, name), names, WORKERS)
@@ -304,17 +305,6 @@ class Collector:
                 self._add(NODE, [node])
             elif NODE in self.read_kinds:
                 self.writer.add_missing(f"{name}: not found (deleted since?)", kind=NODE)
-
-    def _usable(self, names: list[str]) -> list[str]:
-        """Node names fit for a URL; each other one is a ``missing[]`` entry, never requested."""
-        kept = []
-        for name in names:
-            reason = refusal("node", name)
-            if reason:
-                self.writer.add_missing(f"{reason} (from a VMI or pod); not requested", kind=NODE)
-            else:
-                kept.append(name)
-        return kept
 
     def _write_objects(self) -> None:
         for kind in KIND_ORDER:
@@ -334,20 +324,8 @@ class Collector:
         ]
         if namespace is None or not targets:
             return
-        targets = [t for t in targets if self._log_name_fits(namespace, t[0], t[1])]
+        targets = usable_log_targets(namespace, targets, self.writer.add_missing)
         bounded_map(lambda target: self._log(namespace, *target), targets, WORKERS)
-
-    def _log_name_fits(self, namespace: str, pod: str, container: str) -> bool:
-        """Pod and container names become a URL and a path in the bundle: a name the API
-        server would never accept is a ``missing[]`` entry naming it, and its log is not read."""
-        reason = refusal("pod", pod) or refusal("container", container, label=True)
-        if reason is None:
-            return True
-        where = f"pod {shown(pod)}, container {shown(container)}"
-        self.writer.add_missing(
-            f"{reason}: its log is not read ({where})", kind=POD, namespace=namespace
-        )
-        return False
 
     def _log(self, namespace: str, pod: str, container: str, instance: str) -> None:
         """Stream one container log to disk with kubelet timestamps (docs/bundle-format.md)."""
@@ -388,25 +366,6 @@ class Collector:
                 "vms": [f"{ns}/{name}" for ns, name in sorted(self.selection.vms)],
             },
         }
-
-
-def _check_names(
-    vms: frozenset[tuple[str, str]],
-    namespaces: tuple[str, ...] | None,
-    kubevirt_namespace: str | None,
-) -> None:
-    """The user's namespaces and VM names go into URLs too: a bad one is a usage error (the
-    context's namespace comes with the VM names, as the namespace of a bare ``--vm``)."""
-    named = [("-n", n) for n in namespaces or ()] + [("--vm", ns) for ns, _ in vms]
-    named += [("--kubevirt-namespace", kubevirt_namespace)] if kubevirt_namespace else []
-    for flag, namespace in named:
-        reason = refusal("namespace", namespace, label=True)
-        if reason:
-            raise UsageError(f"{flag}: {reason}")
-    for _, name in vms:
-        reason = refusal("VM", name)
-        if reason:
-            raise UsageError(f"--vm: {reason}")
 
 
 def _truncated(size: int) -> str:
