@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from kvtrace.errors import UsageError
 from parsers.records import Timestamp
-from parsers.timestamps import parse_time
+from parsers.timestamps import EARLIEST, LATEST, in_range, parse_time
 
 _DURATION = re.compile(r"^(?:(?P<d>\d+)d)?(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
 
@@ -63,17 +63,28 @@ def parse_window_bound(text: str | None, reference: datetime) -> datetime | None
         return None
     duration = _DURATION.match(text)
     if duration and any(duration.groupdict().values()):
-        parts = {k: int(v or 0) for k, v in duration.groupdict().items()}
-        return reference - timedelta(
-            days=parts["d"], hours=parts["h"], minutes=parts["m"], seconds=parts["s"]
+        return _back_from(
+            reference, text, {k: int(v or 0) for k, v in duration.groupdict().items()}
         )
     parsed = parse_time(text)
     if parsed is None:
         raise UsageError(
-            f"cannot read time {text!r}: "
-            "give RFC 3339 (2026-11-28T00:42:00Z) or a duration (15m, 2h)"
+            f"cannot read time {text!r}: give RFC 3339 (2026-11-28T00:42:00Z) between "
+            f"{EARLIEST.year} and {LATEST.year - 1}, or a duration (15m, 2h)"
         )
     return parsed.at
+
+
+def _back_from(reference: datetime, text: str, parts: dict[str, int]) -> datetime:
+    """``reference`` minus a duration; one reaching before :data:`EARLIEST` is a usage error."""
+    try:
+        delta = timedelta(days=parts["d"], hours=parts["h"], minutes=parts["m"], seconds=parts["s"])
+        start = reference - delta
+    except OverflowError:
+        start = None
+    if start is None or not in_range(start):
+        raise UsageError(f"duration {text!r} reaches before {EARLIEST.year}: give a shorter one")
+    return start
 
 
 def window(

@@ -14,7 +14,8 @@ import re
 import orjson
 
 from parsers.draft import Draft
-from parsers.timestamps import parse_time
+from parsers.records import TIME_OUT_OF_RANGE
+from parsers.timestamps import out_of_range, parse_time
 
 KLOG_SHAPE = "klog"
 STDLOG_SHAPE = "stdlog"
@@ -89,4 +90,6 @@ def stdlog_draft(match: re.Match[str]) -> Draft:
     """`2019/06/03 14:52:17 msg`: local time, 1 s, no level (std log has none)."""
     draft = Draft(shape=STDLOG_SHAPE, level="info", msg=match.group("msg").strip())
     draft.time = parse_time(match.group("t"))
+    if draft.time is None and out_of_range(match.group("t")):
+        draft.flags.append(TIME_OUT_OF_RANGE)
     return draft

@@ -16,8 +16,8 @@ from typing import Any
 import orjson
 
 from parsers.draft import Draft
-from parsers.records import JSON_INVALID, JSON_TRUNCATED, Timestamp
-from parsers.timestamps import parse_time
+from parsers.records import JSON_INVALID, JSON_TRUNCATED, TIME_OUT_OF_RANGE, Timestamp
+from parsers.timestamps import out_of_range, parse_time
 
 SHAPE = "kubevirt_json"
 _KNOWN = frozenset(
@@ -171,7 +171,8 @@ def _time_of(obj: dict[str, Any], flags: list[str]) -> Timestamp | None:
         time = parse_time(obj["ts"])  # the stdlib adapter's own clock: 1 s, local time
         flags.append("time_from_ts")
     if time is None:
-        flags.append("no_time")
+        refused = out_of_range(stamp if isinstance(stamp, str) else obj.get("ts"))
+        flags.append(TIME_OUT_OF_RANGE if refused else "no_time")
     return time
 
 

@@ -28,6 +28,7 @@ from parsers.records import (
     MARKDOWN_ONLY,
     RECORD,
     TEXT_UNKNOWN,
+    TIME_OUT_OF_RANGE,
     TIME_PARTIAL,
     TOO_LONG,
     LineTally,
@@ -196,6 +197,9 @@ class LogParser:
         self._held = Held(line_no, peeled, draft, self._identity(peeled, draft))
 
     def _date(self, peeled: Peeled, draft: Draft) -> None:
+        refused = TIME_OUT_OF_RANGE in draft.flags or TIME_OUT_OF_RANGE in peeled.flags
+        if refused and draft.outcome == RECORD:
+            draft.outcome = TIME_OUT_OF_RANGE  # the record keeps no time; the tally says why
         captured = draft.captured_at or peeled.captured_at
         if draft.klog_clock is not None:
             anchor = captured.at if captured is not None else (self._last_dated or self.anchor)

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 
 from parsers.paths import source_from_path
-from parsers.records import Timestamp
-from parsers.timestamps import parse_time
+from parsers.records import TIME_OUT_OF_RANGE, Timestamp
+from parsers.timestamps import out_of_range, parse_time
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]", re.ASCII)
 _BOM = "\ufeff"
@@ -128,7 +128,9 @@ def peel_time_prefix(peeled: Peeled) -> bool:
         return False
     stamp = parse_time(match.group(1))
     if stamp is None:
-        return False
+        if not out_of_range(match.group(1)):
+            return False
+        peeled.flags.append(TIME_OUT_OF_RANGE)  # a prefix all the same, with no usable time
     peeled.captured_at = stamp
     peeled.body = peeled.body[match.end() :]
     if match.group(2) is not None:

@@ -23,6 +23,7 @@ DUMP_MARKER = "dump_marker"
 JSON_INVALID = "json_invalid"
 JSON_TRUNCATED = "json_truncated"
 TIME_PARTIAL = "time_partial"
+TIME_OUT_OF_RANGE = "time_out_of_range"  # a well-formed time outside the plausible range
 TEXT_UNKNOWN = "text_unknown"
 TOO_LONG = "too_long"
 DUPLICATE = "duplicate"
@@ -39,6 +40,7 @@ OUTCOMES = frozenset(
         JSON_INVALID,
         JSON_TRUNCATED,
         TIME_PARTIAL,
+        TIME_OUT_OF_RANGE,
         TEXT_UNKNOWN,
         TOO_LONG,
         DUPLICATE,

@@ -2,7 +2,9 @@
 
 Every time string kvtrace reads goes through :func:`parse_time`, which returns a UTC
 :class:`~parsers.records.Timestamp` whose resolution follows the fraction digits written, or
-``None`` for "unknown" (``null``, ``"null"``, ``""``, ``~``): never epoch 0.
+``None`` for "unknown" (``null``, ``"null"``, ``""``, ``~``): never epoch 0. A well-formed time
+outside :data:`EARLIEST` … :data:`LATEST` is refused too (None; :func:`out_of_range` tells it
+apart): a year-9999 or year-1 stamp is damage, and arithmetic near ``datetime.max`` overflows.
 
 klog headers and stern short times carry no year and no zone; :func:`parse_klog_time` places
 them next to an anchor. python-dateutil is used here only, and only as a last fallback.
@@ -19,6 +21,12 @@ UTC = timezone.utc
 TZ_ASSUMED = "tz_assumed"
 YEAR_INFERRED = "year_inferred"
 INHERITED = "inherited"
+
+# The plausible range of a log or object time. 1970: a node whose clock was never set logs the
+# epoch; 2200: far past any real capture, far below datetime.max, so ``at + resolution`` and
+# window arithmetic can never overflow.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(2200, 1, 1, tzinfo=UTC)
 
 _UNKNOWN = frozenset({"", "null", "~", "none", "<none>", "<unknown>"})
 _ASSUMED: tuple[str, ...] = (TZ_ASSUMED,)
@@ -121,13 +129,31 @@ def _with_dateutil(text: str) -> Timestamp | None:
 
 
 def parse_time(text: str | None) -> Timestamp | None:
-    """Parse any timestamp kvtrace meets into a UTC :class:`Timestamp`, or None if unknown.
+    """Parse any timestamp kvtrace meets into a UTC :class:`Timestamp`, or None if unknown or
+    outside :data:`EARLIEST` … :data:`LATEST`.
 
     Accepts RFC 3339 with 0-9 fraction digits, `T` or a space, `Z` / `±hh:mm` / `±hhmm` / no zone
     (then flagged ``tz_assumed``), Go std-log `YYYY/MM/DD hh:mm:ss` (1 s, ``tz_assumed``) and the
     must-gather `timestamp` file form (`… +0000 UTC m=+0.08`). Resolution follows the fraction
     digits: none → 1 s, 3 → 1 ms, 6 or more → 1 µs (datetime holds µs; 9 digits are truncated).
     """
+    stamp = _parse_any(text)
+    return stamp if stamp is None or in_range(stamp.at) else None
+
+
+def out_of_range(text: str | None) -> bool:
+    """True when ``text`` is a well-formed time that :func:`parse_time` refuses for its range:
+    the caller counts the line ``time_out_of_range`` instead of treating the time as missing."""
+    stamp = _parse_any(text)
+    return stamp is not None and not in_range(stamp.at)
+
+
+def in_range(at: datetime) -> bool:
+    """Whether ``at`` (UTC) lies in ``[EARLIEST, LATEST)``."""
+    return EARLIEST <= at < LATEST
+
+
+def _parse_any(text: str | None) -> Timestamp | None:
     if text is None:
         return None
     fast = _fast_utc(text)
@@ -192,7 +218,7 @@ def parse_klog_time(mmdd: str, hms: str, anchor: datetime | None) -> Timestamp |
         at = _closest_year(*month_day, (hour, minute, second, _micros(fraction)), _as_utc(anchor))
     except (ValueError, OverflowError):
         return None
-    if at is None:
+    if at is None or not in_range(at):
         return None
     return Timestamp(at, resolution_for(len(fraction or "")), _KLOG_FLAGS)
 
