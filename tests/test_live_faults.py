@@ -106,7 +106,8 @@ def check_bundle(
             {
                 "kind": "Lease",
                 "namespace": "kubevirt",
-                "reason": "virt-controller: timed out waiting for the API server",
+                "reason": "virt-controller: timed out waiting for the API server "
+                "(the whole response took more than 0.2s)",
             },
         ),
         (

@@ -95,6 +95,19 @@ def test_a_dripping_server_hits_the_total_deadline(apiserver, waits, tmp_path, c
     assert "the whole response took more than 0.5s" in entry["reason"]
 
 
+def test_a_server_dripping_its_headers_hits_the_total_deadline(apiserver, waits, tmp_path, capsys):
+    apiserver.fault(VMIS, drip_head=0.1, times=None)
+    started = time.monotonic()
+    code, _, err = collect(capsys, apiserver, tmp_path / "b", "--request-timeout", "0.5s")
+    assert code == 3 and "Traceback" not in err
+    attempts = len([r for r in apiserver.requests if r.path == VMIS])
+    assert attempts == live_api.RetryPolicy().attempts  # a cut request is retried, each bounded
+    assert time.monotonic() - started < attempts * 0.5 + 5
+    (entry,) = missing_of(tmp_path / "b")
+    assert entry["kind"] == "VirtualMachineInstance"
+    assert "the whole response took more than 0.5s" in entry["reason"]
+
+
 def test_a_constant_continue_token_ends_the_list_as_incomplete(apiserver, tmp_path, capsys):
     apiserver.fault(f"{VMS}$", continue_token="same-every-time", times=None)
     code, _, err = collect(capsys, apiserver, tmp_path / "b")

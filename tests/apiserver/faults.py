@@ -11,16 +11,17 @@ from dataclasses import dataclass, field
 class Fault:
     """Answer matching requests badly.
 
-    ``path`` is a regular expression searched in the request path. ``times`` limits how many
-    matching requests are hit (None: all). ``status`` answers with that code (``retry_after``
-    adds the header); ``delay`` sleeps first (slow responses); ``drop`` is ``"before"`` (close the
-    connection without an answer) or ``"midway"`` (send part of the body, then close);
-    ``on_continue`` hits only requests that carry a ``continue`` token.
+        ``path`` is a regular expression searched in the request path. ``times`` limits how many
+        matching requests are hit (None: all). ``status`` answers with that code (``retry_after``
+        adds the header); ``delay`` sleeps first (slow responses); ``drop`` is ``"before"`` (close the
+        connection without an answer) or ``"midway"`` (send part of the body, then close);
+        ``on_continue`` hits only requests that carry a ``continue`` token.
 
-    Hostile modes (tests/apiserver/hostile.py): ``body_bytes`` answers a list body of that size
-    (with a Content-Length when ``declare_length``, else chunked); ``log_bytes`` answers a log of
-    that size; ``drip`` sends the body one byte every ``drip`` seconds; ``continue_token`` makes
-    every list page carry that same token.
+        Hostile modes (tests/apiserver/hostile.py): ``body_bytes`` answers a list body of that size
+        (with a Content-Length when ``declare_length``, else chunked); ``log_bytes`` answers a log of
+        that size; ``drip`` sends the body one byte every ``drip`` seconds, ``drip_head`` the whole
+    answer from its status line on; ``continue_token`` makes
+        every list page carry that same token.
     """
 
     path: str
@@ -34,6 +35,7 @@ class Fault:
     declare_length: bool = False
     log_bytes: int | None = None
     drip: float = 0.0
+    drip_head: float = 0.0
     continue_token: str | None = None
     hits: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)

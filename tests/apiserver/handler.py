@@ -75,6 +75,9 @@ class Handler(BaseHTTPRequestHandler):
         if fault.body_bytes is not None:
             hostile.huge_list(self, fault.body_bytes, fault.declare_length)
             return True
+        if fault.drip_head:
+            hostile.drip_answer(self, fault.drip_head)
+            return True
         if fault.log_bytes is not None:
             hostile.endless_log(self, fault.log_bytes)
             return True

@@ -2,8 +2,8 @@
 
 Each is a :class:`~tests.apiserver.faults.Fault` mode: a list body far larger than any real one
 (``body_bytes``, chunked or with a Content-Length), an endless log (``log_bytes``), a body
-dripped one byte at a time (``drip``), a continue token that never changes
-(``continue_token``). Bodies are generated as they are sent, never held whole.
+dripped one byte at a time (``drip``), the status line and headers dripped too (``drip_head``),
+a continue token that never changes (``continue_token``). Bodies are generated as they are sent, never held whole.
 """
 
 from __future__ import annotations
@@ -37,6 +37,14 @@ def drip(handler: Any, raw: bytes, every: float) -> None:
         handler.wfile.write(raw[index : index + 1])
         handler.wfile.flush()
         time.sleep(every)
+
+
+def drip_answer(handler: Any, every: float) -> None:
+    """A whole answer (status line, headers, an empty list), one byte every ``every`` seconds."""
+    body = b'{"kind":"List","apiVersion":"v1","metadata":{},"items":[]}'
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    handler.recorded.status = 200
+    drip(handler, head % len(body) + body, every)
 
 
 def _pieces(head: bytes, count: int, unit: bytes, tail: bytes) -> Iterator[bytes]:

@@ -17,7 +17,6 @@ import logging
 import os
 import posixpath
 import re
-import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from kvtrace.errors import (
     UnsafeResponse,
     UsageError,
 )
+from kvtrace.sources.live.deadline import Deadline, sending, watch_pools
 from kvtrace.sources.live.limits import ENV_MAX_RESPONSE_BYTES
 from kvtrace.sources.live.names import is_label, is_subdomain, shown
 from kvtrace.sources.live.plan import RESOURCES
@@ -49,6 +49,7 @@ SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 _REFUSED_SEGMENTS = frozenset({"secrets", "exec", "attach", "portforward", "proxy", "eviction"})
 _ERROR_BODY_CAP = 64 * 1024
 _READ_STEP = 256 * 1024
+_TIMEOUTS = (urllib3.exceptions.TimeoutError, TimeoutError)
 _READABLE = {(r.group, r.version, r.plural): r for r in RESOURCES.values()}
 _USERINFO = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
 
@@ -94,21 +95,6 @@ def _quiet_library_logs() -> _LibraryLog:
 
 _LIBRARY_DIR = str(Path(k8s_client.__file__).resolve().parent.parent)
 _LIBRARY_LOG = _quiet_library_logs()
-
-
-class Deadline:
-    """The total time one request may take, body included (``--request-timeout``)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.ends = time.monotonic() + seconds
-
-    def check(self, path: str) -> None:
-        if time.monotonic() > self.ends:
-            raise TransientError(
-                f"GET {path}: timed out waiting for the API server (the whole response took "
-                f"more than {self.seconds:g}s)"
-            )
 
 
 class RawResponse:
@@ -188,6 +174,7 @@ class Connection:
         # user:password@ in the server URL: never sent that way by the client, never shown
         configuration.host = without_userinfo(str(configuration.host))
         self._api = k8s_client.ApiClient(configuration)
+        watch_pools(self._api.rest_client.pool_manager)
         self._configuration = configuration
         self._settings = settings
         self.context = context
@@ -204,9 +191,10 @@ class Connection:
         seconds = self._settings.request_timeout
         deadline = Deadline(seconds) if seconds > 0 else None
         try:
-            response = self._api.call_api(
-                "GET", url, header_params=self._headers(), _request_timeout=self._timeout()
-            )
+            with sending(deadline):
+                response = self._api.call_api(
+                    "GET", url, header_params=self._headers(), _request_timeout=self._timeout()
+                )
         except ApiException as exc:  # raised by the REST layer for TLS failures only
             raise ClusterError(
                 f"TLS with {self.server} failed: {without_userinfo(str(exc.reason))}; check the "
@@ -214,6 +202,8 @@ class Connection:
                 "certificate-authority in the kubeconfig"
             ) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if deadline is not None and deadline.passed:  # the socket timeout or the watchdog
+                raise deadline.error(path) from None
             raise TransientError(f"GET {path}: {describe(exc)}") from None
         return RawResponse(response.response, path, deadline)
 
@@ -383,7 +373,7 @@ def describe(exc: BaseException) -> str:
     """A short reason for a network failure, without URLs' query strings or headers."""
     if isinstance(exc, urllib3.exceptions.NewConnectionError | ConnectionRefusedError):
         return "cannot connect to the API server"
-    if isinstance(exc, urllib3.exceptions.TimeoutError | TimeoutError):
+    if isinstance(exc, _TIMEOUTS):
         return "timed out waiting for the API server"
     if isinstance(exc, urllib3.exceptions.ProtocolError):
         return "connection dropped by the API server"
