@@ -62,32 +62,50 @@ def _every_start(data: bytearray, end: int) -> list[int]:
     return starts
 
 
-def _collect(data: bytearray, end: int, starts: list[int], base_line: int, out: ScanResult) -> None:
-    """Append the hit lines and their followers, numbering them from ``base_line``."""
-    counted_to, line_no, next_free = 0, base_line, 0
+@dataclass(frozen=True)
+class _Open:
+    """A candidate that ended its chunk: its followers may go on in the next chunk."""
+
+    previous: bytes  # the last line taken
+    taken: int  # lines taken so far: the candidate and its followers
+
+
+def _collect(
+    data: bytearray, end: int, starts: list[int], base_line: int, out: ScanResult, pending: _Open
+) -> _Open:
+    """Append the hit lines and their followers, numbering them from ``base_line``; ``pending``
+    is the previous chunk's open candidate, whose followers start this chunk."""
+    counted_to, line_no = 0, base_line
+    next_free, pending = _take_with_followers(data, end, 0, line_no, out, pending)
     for start in starts:
         if start < next_free:
             continue
         line_no += data.count(b"\n", counted_to, start)
         counted_to = start
-        next_free = _take_with_followers(data, end, start, line_no, out)
+        next_free, pending = _take_with_followers(data, end, start, line_no, out, _Open(b"", 0))
+    return pending
+
+
+_CLOSED = _Open(b"", MAX_FOLLOWERS + 1)
 
 
 def _take_with_followers(
-    data: bytearray, end: int, start: int, line_no: int, out: ScanResult
-) -> int:
-    previous = b""
-    for offset in range(MAX_FOLLOWERS + 1):
+    data: bytearray, end: int, start: int, line_no: int, out: ScanResult, open_: _Open
+) -> tuple[int, _Open]:
+    """Take the line at ``start`` (unless ``open_`` continues a candidate: then only followers)
+    and its followers; returns where the next free line starts and what stays open."""
+    previous, first = open_.previous, open_.taken
+    for offset in range(first, MAX_FOLLOWERS + 1):
         stop = data.find(b"\n", start, end)
         stop = end if stop == -1 else stop
         line = bytes(data[start:stop])
         if offset and not _is_follower(line, previous):
-            return start
-        out.hits.append((line_no + offset, line))
+            return start, _CLOSED
+        out.hits.append((line_no + offset - first, line))
         previous, start = line, stop + 1
         if start >= end:
-            break
-    return start
+            return start, _Open(previous, offset + 1)
+    return start, _CLOSED
 
 
 def scan_range(
@@ -116,11 +134,11 @@ def scan_range(
         if end is not None and start >= end:
             return result  # the range holds no line start: its line belongs to the range before
     reader = _Reader(stream, None if end is None else end - start)
-    line_base, offset = 1, start
+    line_base, offset, pending = 1, start, _CLOSED
     for data, cut in reader.chunks():
         wanted = _needles_at(needles, edge_needles, offset, offset + cut, size)
         starts = _every_start(data, cut) if everything else _hits_in(data, cut, wanted)
-        _collect(data, cut, starts, line_base, result)
+        pending = _collect(data, cut, starts, line_base, result, pending)
         newlines = data.count(b"\n", 0, cut)
         line_base += newlines
         result.lines += newlines + (0 if data[cut - 1] == 10 else 1)
