@@ -124,3 +124,43 @@ print("done")
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout == "done\n" and done.stderr == ""
+
+
+def refresh_failing_plugin(server, marker: Path) -> dict[str, object]:
+    """Gives a token that has already expired the first time, then fails (stderr: a token)."""
+    credential = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "kind": "ExecCredential",
+        "status": {"token": server.token, "expirationTimestamp": "2000-01-01T00:00:00Z"},
+    }
+    script = (
+        "import json, pathlib, sys\n"
+        f"marker = pathlib.Path({str(marker)!r})\n"
+        f"if marker.exists(): sys.stderr.write('token: {TOKEN}\\n'); sys.exit(4)\n"
+        "marker.write_text('ran')\n"
+        f"print(json.dumps({credential!r}))\n"
+    )
+    plugin = failing_plugin()
+    plugin["exec"]["args"] = ["-c", script]  # type: ignore[index]
+    return plugin
+
+
+def test_an_exec_plugin_failing_at_token_refresh_is_named_too(apiserver, tmp_path):
+    marker = tmp_path / "plugin-ran"
+    config = kubeconfig_with(apiserver, tmp_path, user=refresh_failing_plugin(apiserver, marker))
+    command = ["collect", "--kubeconfig", str(config), "-f", str(tmp_path / "b")]
+    done = subprocess.run(
+        [sys.executable, "-m", "kvtrace", *command],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert marker.exists() and done.returncode == 1, done.stderr
+    assert TOKEN not in done.stdout + done.stderr and "ERROR:root" not in done.stderr
+    assert done.stderr == (
+        "error: the kubeconfig's exec credential plugin failed to refresh the token: it exited "
+        "with status 4; run its command yourself to see why (kvtrace does not show what it "
+        "printed: it may hold a token)\n"
+    )
+    assert apiserver.requests == []

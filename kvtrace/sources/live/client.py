@@ -49,6 +49,7 @@ SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 _REFUSED_SEGMENTS = frozenset({"secrets", "exec", "attach", "portforward", "proxy", "eviction"})
 _ERROR_BODY_CAP = 64 * 1024
 _READ_STEP = 256 * 1024
+_NOT_SHOWN = "kvtrace does not show what it printed: it may hold a token"
 _TIMEOUTS = (urllib3.exceptions.TimeoutError, TimeoutError)
 _READABLE = {(r.group, r.version, r.plural): r for r in RESOURCES.values()}
 _USERINFO = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
@@ -187,13 +188,15 @@ class Connection:
         if method != "GET":
             raise ReadOnlyViolation(f"refused {method} {path}: kvtrace only reads (GET)")
         check_path(path)
-        url = self._configuration.host + path + (f"?{urlencode(query)}" if query else "")
+        headers = self._headers()  # may refresh credentials, which resets the host: then the URL
+        host = without_userinfo(str(self._configuration.host))
+        url = host + path + (f"?{urlencode(query)}" if query else "")
         seconds = self._settings.request_timeout
         deadline = Deadline(seconds) if seconds > 0 else None
         try:
             with sending(deadline):
                 response = self._api.call_api(
-                    "GET", url, header_params=self._headers(), _request_timeout=self._timeout()
+                    "GET", url, header_params=headers, _request_timeout=self._timeout()
                 )
         except ApiException as exc:  # raised by the REST layer for TLS failures only
             raise ClusterError(
@@ -211,8 +214,15 @@ class Connection:
         headers = urllib3.HTTPHeaderDict(
             {"Accept": "application/json, */*", "User-Agent": f"kvtrace/{__version__}"}
         )
-        for auth in self._configuration.auth_settings().values():
+        failures = len(_LIBRARY_LOG.exec_failures)
+        for auth in self._configuration.auth_settings().values():  # refreshes an expired token
             headers[auth["key"]] = auth["value"]
+        if len(_LIBRARY_LOG.exec_failures) > failures:
+            raise ClusterError(
+                "the kubeconfig's exec credential plugin failed to refresh the token: "
+                f"{_LIBRARY_LOG.exec_failures[-1]}; run its command yourself to see why "
+                f"({_NOT_SHOWN})"
+            )
         if self._settings.as_user:
             headers["Impersonate-User"] = self._settings.as_user
         for group in self._settings.as_groups:
@@ -278,8 +288,7 @@ def _exec_failed(paths: str, chosen: dict[str, Any], why: str) -> str:
     user = (chosen.get("context") or {}).get("user") or "of the context"
     return (
         f"kubeconfig {paths}: the exec credential plugin of user {shown(str(user))} failed: {why};"
-        " run its command yourself to see why (kvtrace does not show what it printed: it may "
-        "hold a token)"
+        f" run its command yourself to see why ({_NOT_SHOWN})"
     )
 
 
@@ -359,7 +368,7 @@ def without_userinfo(text: str) -> str:
 
 
 def _server_name(host: str) -> str:
-    return urlsplit(host).netloc or host
+    return urlsplit(without_userinfo(host)).netloc or host
 
 
 def _too_large(path: str, cap: int) -> str:
