@@ -3,7 +3,10 @@
 Configuration comes from kubeconfig (``--kubeconfig``, else every file in ``$KUBECONFIG``, else
 ``~/.kube/config``; ``--context``) or, inside a pod, from the service account. Every request goes
 through :meth:`Connection.send`, which refuses anything but ``GET`` and never touches Secrets,
-``exec``, ``attach``, ``portforward`` or ``proxy`` subresources.
+``exec``, ``attach``, ``portforward`` or ``proxy`` subresources: it checks the decoded,
+normalised path against the reads of docs/collect.md (:func:`check_path`). The server URL's
+``user:password@`` is never used or shown, and the library's log lines never reach a terminal
+(:mod:`kvtrace.sources.live.library_log`).
 
 The typed API classes of client v37 validate responses with pydantic models and raise on objects
 missing fields (KubeVirt CRs are not typed at all), so kvtrace never deserialises through them: it
@@ -13,7 +16,6 @@ itself. urllib3's own retries are off; ``kvtrace/sources/live/api.py`` owns retr
 
 from __future__ import annotations
 
-import logging
 import os
 import posixpath
 import re
@@ -38,6 +40,7 @@ from kvtrace.errors import (
     UsageError,
 )
 from kvtrace.sources.live.deadline import Deadline, sending, watch_pools
+from kvtrace.sources.live.library_log import quiet_library_logs
 from kvtrace.sources.live.limits import ENV_MAX_RESPONSE_BYTES
 from kvtrace.sources.live.names import is_label, is_subdomain, shown
 from kvtrace.sources.live.plan import RESOURCES
@@ -55,47 +58,7 @@ _READABLE = {(r.group, r.version, r.plural): r for r in RESOURCES.values()}
 _USERINFO = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
 
 
-class _LibraryLog(logging.Filter):
-    """The kubernetes library logs its exec-plugin failures with the root logger (kube_config.py
-    ``logging.error(str(e))``), and the message holds the plugin's stderr, which may hold a token.
-    On the root logger this filter drops every record logged from inside the library, so nothing
-    of it reaches a terminal, and keeps a safe summary of exec failures for kvtrace's own error."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.exec_failures: list[str] = []
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not record.pathname.startswith(_LIBRARY_DIR):
-            return True
-        if record.funcName == "_load_from_exec_plugin":
-            self.exec_failures.append(_exec_summary(record.getMessage()))
-        return False
-
-
-def _exec_summary(message: str) -> str:
-    """What went wrong with the plugin, without anything it printed."""
-    status = re.match(r"exec: process returned (-?\d+)", message)
-    if status:
-        return f"it exited with status {status[1]}"
-    if message.startswith("exec: missing"):
-        return "its output has no token or client certificate"
-    return "it could not be run"
-
-
-def _quiet_library_logs() -> _LibraryLog:
-    """Never a kubernetes library log line on the terminal: its own loggers go nowhere, and its
-    root-logger records are dropped by :class:`_LibraryLog`."""
-    library = logging.getLogger("kubernetes")
-    library.addHandler(logging.NullHandler())
-    library.propagate = False
-    drop = _LibraryLog()
-    logging.getLogger().addFilter(drop)
-    return drop
-
-
-_LIBRARY_DIR = str(Path(k8s_client.__file__).resolve().parent.parent)
-_LIBRARY_LOG = _quiet_library_logs()
+_LIBRARY_LOG = quiet_library_logs()
 
 
 class RawResponse:

@@ -32,7 +32,7 @@ from kvtrace.evidence import (
     VMIM,
 )
 from kvtrace.sources.live.api import ApiReader, Query
-from kvtrace.sources.live.limits import ENV_MAX_LOG_STREAM_BYTES, LiveLimits
+from kvtrace.sources.live.limits import LiveLimits, truncation
 from kvtrace.sources.live.plan import (
     CONTROLLER_SELECTOR,
     KIND_ORDER,
@@ -350,7 +350,7 @@ class Collector:
             self.writer.add_missing(_reason(exc), file=relative)
             return
         if streamed.truncated:
-            self.writer.add_missing(_truncated(streamed.size), file=relative)
+            self.writer.add_missing(truncation(streamed.size), file=relative)
         self.writer.add_log(namespace, pod, container, instance, relative, streamed.size)
 
     def _header(self, captured: datetime, server_version: str | None) -> dict[str, Any]:
@@ -366,13 +366,6 @@ class Collector:
                 "vms": [f"{ns}/{name}" for ns, name in sorted(self.selection.vms)],
             },
         }
-
-
-def _truncated(size: int) -> str:
-    return (
-        f"truncated: the log is longer than {size} bytes, only the first {size} are kept; "
-        f"raise the cap with {ENV_MAX_LOG_STREAM_BYTES}=<bytes>"
-    )
 
 
 def _reason(exc: Exception) -> str:

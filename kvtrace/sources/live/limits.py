@@ -47,3 +47,11 @@ def _positive(env: Mapping[str, str], name: str, default: int, zero: bool = Fals
     if not text.isdigit() or (int(text) == 0 and not zero):
         raise UsageError(f"{name}={text!r} is not a positive whole number; fix or unset it")
     return int(text)
+
+
+def truncation(size: int) -> str:
+    """The ``missing[]`` reason of a log cut at the cap (its first ``size`` bytes are kept)."""
+    return (
+        f"truncated: the log is longer than {size} bytes, only the first {size} are kept; "
+        f"raise the cap with {ENV_MAX_LOG_STREAM_BYTES}=<bytes>"
+    )
