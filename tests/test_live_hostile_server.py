@@ -129,6 +129,20 @@ def test_pages_per_list_are_capped(apiserver, tmp_path, capsys, monkeypatch):
     assert "KVTRACE_MAX_LIST_PAGES" in reasons[("Event", "default")]
 
 
+def test_bytes_per_list_are_capped(apiserver, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(live_api, "PAGE_SIZE", 1)
+    monkeypatch.setenv("KVTRACE_MAX_LIST_BYTES", "3000")  # a few Events, each under a KiB
+    code, _, err = collect(capsys, apiserver, tmp_path / "b")
+    assert code == 3 and "Traceback" not in err
+    reasons = {(e["kind"], e["namespace"]): e["reason"] for e in missing_of(tmp_path / "b")}
+    assert reasons[("Event", "default")].startswith(
+        "incomplete list: its pages add up to more than 3000 bytes"
+    )
+    assert "KVTRACE_MAX_LIST_BYTES" in reasons[("Event", "default")]
+    pages = len([r for r in apiserver.requests if r.path == EVENTS])
+    assert 1 < pages < 9  # stopped before the last of the 9 Events
+
+
 def test_a_huge_retry_after_is_waited_for_10_seconds_at_most(apiserver, waits, tmp_path, capsys):
     apiserver.fault(VMS, status=429, times=2, retry_after="999999")
     assert collect(capsys, apiserver, tmp_path / "b")[0] == 0
@@ -145,7 +159,16 @@ def test_retries_of_a_collection_share_one_budget(apiserver, waits, tmp_path, ca
     assert any("no retries left for this collection: KVTRACE_MAX_RETRIES" in r for r in reasons)
 
 
-@pytest.mark.parametrize("variable", ["KVTRACE_MAX_RESPONSE_BYTES", "KVTRACE_MAX_LIST_PAGES"])
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "KVTRACE_MAX_RESPONSE_BYTES",
+        "KVTRACE_MAX_LOG_STREAM_BYTES",
+        "KVTRACE_MAX_LIST_PAGES",
+        "KVTRACE_MAX_LIST_BYTES",
+        "KVTRACE_MAX_RETRIES",
+    ],
+)
 def test_a_bad_cap_is_a_usage_error(apiserver, tmp_path, capsys, monkeypatch, variable):
     monkeypatch.setenv(variable, "lots")
     code, _, err = collect(capsys, apiserver, tmp_path / "b")

@@ -8,8 +8,8 @@
   ``missing`` and carries on with the next kind.
 - Lists are paged with ``limit``/``continue``; a ``410 Gone`` on a continue token (the token
   expired, the apiserver compacted) restarts that list from the beginning, a few times at most.
-  A repeated continue token, or more pages than ``KVTRACE_MAX_LIST_PAGES``, ends the list as
-  incomplete (:class:`UnsafeResponse`).
+  A repeated continue token, more pages than ``KVTRACE_MAX_LIST_PAGES`` or more bytes than
+  ``KVTRACE_MAX_LIST_BYTES`` end the list as incomplete (:class:`UnsafeResponse`).
 - Bodies are capped (``KVTRACE_MAX_RESPONSE_BYTES``); a log stream is cut at
   ``KVTRACE_MAX_LOG_STREAM_BYTES`` and what was read is kept (``kvtrace/sources/live/limits.py``).
 """
@@ -27,7 +27,12 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import orjson
 
 from kvtrace.errors import ApiError, Cancelled, ClusterError, TransientError, UnsafeResponse
-from kvtrace.sources.live.limits import ENV_MAX_LIST_PAGES, ENV_MAX_RETRIES, LiveLimits
+from kvtrace.sources.live.limits import (
+    ENV_MAX_LIST_BYTES,
+    ENV_MAX_LIST_PAGES,
+    ENV_MAX_RETRIES,
+    LiveLimits,
+)
 
 if TYPE_CHECKING:
     from kvtrace.sources.live.client import Connection, RawResponse
@@ -91,6 +96,10 @@ class ApiReader:
 
     def get_json(self, path: str, query: Query = ()) -> dict[str, Any]:
         """One object (or one page), parsed with orjson from the raw body."""
+        return self._sized_json(path, query)[0]
+
+    def _sized_json(self, path: str, query: Query) -> tuple[dict[str, Any], int]:
+        """The parsed body and its size in bytes."""
         response = self._send(path, query)
         try:
             body = response.read(self.limits.max_response_bytes)
@@ -102,7 +111,7 @@ class ApiReader:
             raise ApiError(response.status, path, "the response is not JSON") from None
         if not isinstance(loaded, dict):
             raise ApiError(response.status, path, "the response is not a JSON object")
-        return loaded
+        return loaded, len(body)
 
     def list_items(
         self, path: str, query: Query = (), keep: Callable[[dict[str, Any]], bool] | None = None
@@ -118,16 +127,23 @@ class ApiReader:
         self, path: str, query: Query, keep: Callable[[dict[str, Any]], bool] | None
     ) -> ListResult | None:
         items: list[dict[str, Any]] = []
-        token = ""
+        token, received = "", 0
         seen: set[str] = set()
         for _ in range(self.limits.max_list_pages):
             paging = [("limit", str(PAGE_SIZE))] + ([("continue", token)] if token else [])
             try:
-                page = self.get_json(path, [*query, *paging])
+                page, size = self._sized_json(path, [*query, *paging])
             except ApiError as exc:
                 if exc.status == 410 and token:
                     return None  # continue token expired: start the list again
                 raise
+            received += size
+            if received > self.limits.max_list_bytes:
+                raise UnsafeResponse(
+                    f"GET {path}: incomplete list: its pages add up to more than "
+                    f"{self.limits.max_list_bytes} bytes; narrow the scope with -n or --vm, or "
+                    f"raise {ENV_MAX_LIST_BYTES}"
+                )
             found = [i for i in page.get("items") or [] if isinstance(i, dict)]
             items.extend(i for i in found if keep is None or keep(i))
             token = str((page.get("metadata") or {}).get("continue") or "")

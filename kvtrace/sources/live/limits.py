@@ -15,6 +15,7 @@ GiB = 1024**3
 ENV_MAX_RESPONSE_BYTES = "KVTRACE_MAX_RESPONSE_BYTES"
 ENV_MAX_LOG_STREAM_BYTES = "KVTRACE_MAX_LOG_STREAM_BYTES"
 ENV_MAX_LIST_PAGES = "KVTRACE_MAX_LIST_PAGES"
+ENV_MAX_LIST_BYTES = "KVTRACE_MAX_LIST_BYTES"
 ENV_MAX_RETRIES = "KVTRACE_MAX_RETRIES"
 
 
@@ -25,6 +26,7 @@ class LiveLimits:
     max_response_bytes: int = 256 * MiB  # one object or one list page
     max_log_stream_bytes: int = 1 * GiB  # one container log; the rest is cut, and recorded
     max_list_pages: int = 2_000  # pages of one list: a million objects at limit=500
+    max_list_bytes: int = 1 * GiB  # all the pages of one list together
     max_retries: int = 100  # retries of all requests together, after the first attempts
 
     @classmethod
@@ -36,6 +38,7 @@ class LiveLimits:
             _positive(env, ENV_MAX_RESPONSE_BYTES, default.max_response_bytes),
             _positive(env, ENV_MAX_LOG_STREAM_BYTES, default.max_log_stream_bytes),
             _positive(env, ENV_MAX_LIST_PAGES, default.max_list_pages),
+            _positive(env, ENV_MAX_LIST_BYTES, default.max_list_bytes),
             _positive(env, ENV_MAX_RETRIES, default.max_retries, zero=True),
         )
 
