@@ -223,6 +223,58 @@ def leader_endpoints_lock() -> Capture:
     return cluster.capture(start + 4 * MINUTE)
 
 
+def migration_cluster(name: str, start: int) -> Cluster:
+    cluster = Cluster(name, start, live_migration=True)
+    cluster.create_vm(start + 20 * SECOND, "db-primary", eviction="LiveMigrate")
+    cluster.create_vm(start + 40 * SECOND, "web-cache", eviction="LiveMigrate")
+    return cluster
+
+
+def live_migration() -> Capture:
+    """``virtctl migrate default/db-primary``: the first attempt fails on the nodes (the
+    source's libvirt gives up), the second one moves the VMI to another node."""
+    start = at("2026-11-30T09:00:00Z")
+    cluster = migration_cluster("live-migration", start)
+    cluster.migration_fates[("db-primary", 0)] = "fail"
+    cluster.migrate(start + 3 * MINUTE, "db-primary")
+    cluster.migrate(start + 5 * MINUTE, "db-primary")
+    return cluster.capture(start + 8 * MINUTE)
+
+
+def drain_one_failed() -> Capture:
+    """``kubectl drain`` of the node of ``default/db-primary``: the evacuation controller
+    migrates its LiveMigrate VMIs; db-primary's first attempt fails, the next one succeeds."""
+    start = at("2026-11-30T11:00:00Z")
+    cluster = migration_cluster("drain-one-failed", start)
+    cluster.migration_fates[("db-primary", 0)] = "fail"
+
+    def drain() -> None:
+        node = cluster.node_of("db-primary")
+        if node is not None:
+            cluster.drain(cluster.kernel.now, node)
+
+    cluster.at(start + 3 * MINUTE, drain)
+    return cluster.capture(start + 12 * MINUTE)
+
+
+def node_failure_restart() -> Capture:
+    """virt-handler on the node of ``default/ledger`` hangs, then the guest dies unseen; five
+    minutes after the last heartbeat the node controller fails the VMI (node.go:278) and the
+    VM controller starts a new one on another node."""
+    start = at("2026-11-30T13:00:00Z")
+    cluster = Cluster("node-failure-restart", start, live_migration=True)
+    cluster.create_vm(start + 30 * SECOND, "ledger")
+
+    def hang() -> None:
+        node = cluster.node_of("ledger")
+        if node is not None:
+            cluster.handler_hangs(cluster.kernel.now, node)
+
+    cluster.at(start + 3 * MINUTE, hang)
+    cluster.guest_dies(start + 4 * MINUTE, "ledger")
+    return cluster.capture(start + 14 * MINUTE)
+
+
 SAMPLES = (
     Sample(
         "always-restart",
@@ -336,6 +388,34 @@ SAMPLES = (
         "alongside the leader.",
         "KV-LD-01 violated",
         fault_non_leader,
+    ),
+    Sample(
+        "live-migration",
+        "kvtrace",
+        "`virtctl migrate default/db-primary` twice: the first migration fails on the nodes "
+        "(the source's libvirt gives up: `source node reported migration failed`), the second "
+        "moves the VMI to another node. Each VMIM is a lane of db-primary's timeline.",
+        "no violation; 2 migrations, 1 failed",
+        live_migration,
+    ),
+    Sample(
+        "drain-one-failed",
+        "kvtrace",
+        "`kubectl drain` of the node of `default/db-primary`: the eviction webhook marks its "
+        "LiveMigrate VMIs and the evacuation controller migrates them; db-primary's first "
+        "attempt fails, the next one succeeds and the drain completes.",
+        "no violation; db-primary: 2 migrations, 1 failed",
+        drain_one_failed,
+    ),
+    Sample(
+        "node-failure-restart",
+        "kvtrace",
+        "virt-handler on the node of `default/ledger` hangs and the guest dies unseen; five "
+        "minutes after the last heartbeat the node controller fails the VMI (`Moving vmi "
+        "ledger in namespace default on unresponsive node to failed state`, node.go:278) and "
+        "the VM controller starts a new one on another node.",
+        "no violation; the first incarnation ended by a node failure",
+        node_failure_restart,
     ),
     Sample(
         "leader-failover-gap",

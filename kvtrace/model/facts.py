@@ -20,7 +20,16 @@ from kvtrace.timeline.incarnations import event_instant
 from kvtrace.timeline.rows import TimelineRow
 from parsers.records import Timestamp
 
-ACTION_CATEGORIES = {"decision", "api", "failure", "requeue", "backoff"}
+ACTION_CATEGORIES = {
+    "decision",
+    "api",
+    "failure",
+    "requeue",
+    "backoff",
+    "migration",
+    "node",
+    "pool",
+}
 DELETED_VMI = re.compile(r"deleting the virtual machine instance (?P<uid>\S+)$")
 FINAL = {"Succeeded", "Failed"}
 

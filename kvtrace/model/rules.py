@@ -212,6 +212,15 @@ RULES: tuple[Rule, ...] = (
         mg.node_change_needs_migration,
     ),
     Rule(
+        "KV-MG-05",
+        "info",
+        "A finished migration whose VMI now holds another migration's state keeps failing its "
+        "'mark failed' patch on every VMI update: the patch tests a migrationUid the VMI no "
+        "longer holds.",
+        ("migration.go:1114-1148", "migration.go:1909-1919", "migration.go:2363-2394"),
+        mg.stale_mark_failed,
+    ),
+    Rule(
         "KV-EV-01",
         "error",
         "A drain migrates a VMI only when its eviction strategy (the VMI's, else the cluster's) "

@@ -277,3 +277,40 @@ def _template_spec(scope: VMScope) -> dict[str, object]:
     template = ((scope.vm.body.get("spec") or {}).get("template") or {}) if scope.vm else {}
     spec = template.get("spec") if isinstance(template, dict) else None
     return spec if isinstance(spec, dict) else {}
+
+
+def stale_mark_failed(facts: Facts) -> Iterator[Finding]:
+    """``Failed to patch VMI status to indicate migration X failed.`` (migration.go:1146) for a
+    finished X while the VMI's migrationState belongs to another migration is v1.9.0's code, not
+    a fault: the patch tests a migrationUid the VMI no longer holds, and X is reconciled again on
+    every VMI update for as long as it is kept (migration.go:1114-1148, 1909-1919, 2363-2394)."""
+    scope = facts.timeline.scope
+    by_name = {f"{m.namespace}/{m.name}": m for m in scope.migrations}
+    for i in facts.by_message("migration.mark-failed-patch"):
+        key = facts.rows[i].arg("migration") or ""
+        vmim = by_name.get(key)
+        if vmim is None:
+            yield unverifiable(
+                f"migration {key} is not in the evidence: whether it was final decides", i
+            )
+            continue
+        phase = str((vmim.body.get("status") or {}).get("phase") or "")
+        owner = _current_owner(scope, migration_vmi_uid(vmim, scope))
+        if phase in FINAL and owner not in (None, vmim.uid):
+            yield explained(
+                f"{key} is {phase} and the VMI's migration state now belongs to another "
+                "migration: the patch's test cannot match (harmless, repeats while it is kept)",
+                i,
+            )
+        elif phase not in FINAL:
+            yield unverifiable(f"{key} was not final at capture: the patch failure is its own", i)
+
+
+def _current_owner(scope: VMScope, vmi_uid: str | None) -> str | None:
+    vmi = next((v for v in scope.vmis if v.uid == vmi_uid), None)
+    state = ((vmi.body.get("status") or {}).get("migrationState") or {}) if vmi else {}
+    return (
+        str(state["migrationUid"])
+        if isinstance(state, dict) and state.get("migrationUid")
+        else None
+    )

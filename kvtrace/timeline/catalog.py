@@ -414,6 +414,35 @@ CATALOG: tuple[Message, ...] = (
         v190=("leaderelection.go:271",),
     ),
     _m(
+        "migration.handed-off",
+        "migration",
+        r"^Handed off migration (?P<migration>\S+/\S+) to target virt-handler\.$",
+        "the migration controller handed the migration to the target virt-handler",
+        v190=("migration.go:1290",),
+    ),
+    _m(
+        "migration.reported-failed",
+        "failure",
+        r"^VMI (?P<vmi>\S+/\S+) reported migration failed$",
+        "the source virt-handler reported the migration failed",
+        v190=("migration.go:630",),
+    ),
+    _m(
+        "migration.mark-failed-patch",
+        "failure",
+        r"^Failed to patch VMI status to indicate migration (?P<migration>\S+/\S+) failed\.$",
+        "the patch marking a migration failed on the VMI was refused",
+        v190=("migration.go:1146",),
+    ),
+    _m(
+        "migration.marked-failed",
+        "migration",
+        r"^Marked Migration (?P<migration>\S+/\S+) failed on vmi due to target pod disappearing "
+        r"before migration kicked off\.$",
+        "the migration controller marked the migration failed on the VMI: its target pod is gone",
+        v190=("migration.go:1150",),
+    ),
+    _m(
         "node.unresponsive",
         "node",
         r"^Moving vmi (?P<vmi>\S+) in namespace (?P<namespace>\S+) on unresponsive node to "
