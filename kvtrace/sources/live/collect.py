@@ -331,15 +331,15 @@ class Collector:
         """Stream one container log to disk with kubelet timestamps (docs/bundle-format.md)."""
         if self.reader.cancelled.is_set():
             return  # never recreate directories in a bundle being removed
-        try:
+        try:  # the names were screened; these are the last lines of defence
             relative = self.writer.log_path(namespace, pod, container, instance)
+            path = f"{RESOURCES[POD].path(namespace, pod)}/log"
         except UnsafeResponse as exc:
             self.writer.add_missing(str(exc), kind=POD, namespace=namespace)
             return
         query: list[tuple[str, str]] = [("container", container), ("timestamps", "true")]
         if instance == "previous":
             query.append(("previous", "true"))
-        path = f"{RESOURCES[POD].path(namespace, pod)}/log"
         target = self.writer.root / relative
         try:
             streamed = self.reader.stream_to(
