@@ -45,3 +45,15 @@ def test_a_line_naming_the_vm_in_its_text_is_attributed(msg):
 )
 def test_a_look_alike_name_is_not_attributed(msg):
     assert attribute(_record(msg), SCOPE, {}) is None
+
+
+def test_the_name_alone_counts_in_a_line_logged_in_the_vms_namespace():
+    """A line logged with an object of the VM's namespace (a snapshot's, say) that names the VM
+    alone; the same text with no object (source.go:463 at v1.9.0) could be any namespace's."""
+    msg = "Failed freezing vm web: guest agent not connected"
+    snapshot = _record(msg, namespace="prod", name="web-snap-1")
+    assert attribute(snapshot, SCOPE, {}) is not None
+    assert attribute(_record(msg, namespace="staging", name="web-snap-1"), SCOPE, {}) is None
+    other = _record("Failed freezing vm web-2: timeout", namespace="prod", name="web-snap-1")
+    assert attribute(other, SCOPE, {}) is None
+    assert attribute(_record(msg), SCOPE, {}) is None

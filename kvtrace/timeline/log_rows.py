@@ -167,7 +167,7 @@ def attribute(record: LogRecord, scope: VMScope, matched: dict[str, str]) -> Att
     key = matched.get("key")
     if key == f"{scope.namespace}/{scope.name}":
         return Attribution("key in message")
-    if _named_in_text(record.msg, scope.namespace, scope.name):
+    if _named_in_text(record.msg, scope.namespace, scope.name, record.namespace):
         return Attribution("named in message")
     return None
 
@@ -175,19 +175,24 @@ def attribute(record: LogRecord, scope: VMScope, matched: dict[str, str]) -> Att
 _MENTIONS_VM = re.compile(r"(?i)\bvmis?\b|\bvms?\b|virtualmachine")
 
 
-def _named_in_text(text: str, namespace: str, name: str) -> bool:
+def _named_in_text(text: str, namespace: str, name: str, logged_in: str | None = None) -> bool:
     """Lines of the other controllers name the VM or VMI only in their text, whatever object
     they are logged with: ``ns/name`` (``Proactive update of VM %s/%s by deleting outdated VMI``
     at pool.go:1636, ``Migration target pod for VMI [%s/%s] is currently unschedulable.`` at
     migration.go:1740) or name and namespace apart (``Moving vmi %s in namespace %s on
-    unresponsive node to failed state`` at node.go:278, all at v1.9.0). A name counts only as a
-    whole token (``web`` is not ``web-2``); apart, only in a line that speaks of a VM or VMI."""
+    unresponsive node to failed state`` at node.go:278, all at v1.9.0), or the name alone in a
+    line logged with another object of the VM's namespace (a snapshot, restore or pool object).
+    A name counts only as a whole token (``web`` is not ``web-2``); without its ``ns/`` only in a
+    line that speaks of a VM or VMI. A name alone with no namespace anywhere (``Failed freezing
+    vm %s: %v``, source.go:463, has no object) could be any namespace's VM: not attributed."""
     if name not in text:
         return False
     key, alone, space = _tokens(namespace, name)
     if key.search(text):
         return True
-    return bool(alone.search(text) and space.search(text) and _MENTIONS_VM.search(text))
+    if not (alone.search(text) and _MENTIONS_VM.search(text)):
+        return False
+    return logged_in == namespace or bool(space.search(text))
 
 
 @lru_cache(maxsize=256)
