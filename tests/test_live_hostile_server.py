@@ -18,6 +18,7 @@ import pytest
 
 from kvtrace.sources.live import api as live_api
 from tests.apiserver.fixture import SOURCE, apiserver, bundle_files, kvtrace, waits
+from tests.apiserver.hostile import DripProxy
 from tests.sample_names import leader_pod, log_file
 
 __all__ = ["apiserver", "waits"]
@@ -106,6 +107,31 @@ def test_a_server_dripping_its_headers_hits_the_total_deadline(apiserver, waits,
     (entry,) = missing_of(tmp_path / "b")
     assert entry["kind"] == "VirtualMachineInstance"
     assert "the whole response took more than 0.5s" in entry["reason"]
+
+
+def test_a_dripped_tls_handshake_hits_the_total_deadline(apiserver, waits, tmp_path, capsys):
+    proxy = DripProxy(apiserver.port, every=0.05)
+    config = tmp_path / "kubeconfig-proxy"
+    config.write_text(
+        apiserver.kubeconfig.read_text().replace(str(apiserver.port), str(proxy.port))
+    )
+    started = time.monotonic()
+    try:
+        code, _, err = kvtrace(
+            capsys,
+            "collect",
+            "--kubeconfig",
+            str(config),
+            "-f",
+            str(tmp_path / "b"),
+            "--request-timeout",
+            "0.5s",
+        )
+    finally:
+        proxy.close()
+    assert code == 1 and "Traceback" not in err
+    assert "cannot reach the API server" in err and "took more than 0.5s" in err
+    assert time.monotonic() - started < live_api.RetryPolicy().attempts * 0.5 + 5
 
 
 def test_a_constant_continue_token_ends_the_list_as_incomplete(apiserver, tmp_path, capsys):

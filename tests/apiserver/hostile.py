@@ -8,6 +8,8 @@ a continue token that never changes (``continue_token``). Bodies are generated a
 
 from __future__ import annotations
 
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -72,3 +74,39 @@ def _send(
             handler.wfile.write(piece if declare else b"%x\r\n%s\r\n" % (len(piece), piece))
     if not declare:
         handler.wfile.write(b"0\r\n\r\n")
+
+
+class DripProxy:
+    """A TCP proxy in front of the server that passes the server's bytes on one every ``every``
+    seconds, from the TLS handshake on (the client's bytes go through at once)."""
+
+    def __init__(self, port: int, every: float) -> None:
+        self.target, self.every = port, every
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            server = socket.create_connection(("127.0.0.1", self.target))
+            threading.Thread(target=_pump, args=(client, server, 0.0), daemon=True).start()
+            threading.Thread(target=_pump, args=(server, client, self.every), daemon=True).start()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _pump(source: socket.socket, sink: socket.socket, every: float) -> None:
+    try:
+        while data := source.recv(1 if every else PIECE):
+            sink.sendall(data)
+            time.sleep(every)
+    except OSError:
+        pass
+    finally:
+        for end in (source, sink):
+            end.close()

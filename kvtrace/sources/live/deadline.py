@@ -3,8 +3,9 @@
 A socket timeout restarts with every byte received, so a server sending one byte a second
 never trips it. The deadline is checked before each socket read of the body
 (:meth:`RawResponse.chunks` reads with ``read1``); while the status line and headers are being
-read, a watchdog timer shuts the socket down when the deadline passes (:func:`watch_pools`
-makes urllib3's pools use :class:`_Watched` connections).
+read, and while connecting (a TLS handshake can be dripped too), a watchdog timer shuts the
+socket down when the deadline passes (:func:`watch_pools` makes urllib3's pools use
+:class:`_Watched` connections).
 """
 
 from __future__ import annotations
@@ -59,23 +60,36 @@ def sending(deadline: Deadline | None) -> Iterator[None]:
 
 
 class _Watched:
-    """Reads the status line and headers under a watchdog that cuts the socket at the deadline."""
+    """Connects (TCP and TLS handshake) and reads the status line and headers under a watchdog
+    that shuts the socket down at the deadline."""
 
     sock: Any
 
+    def connect(self) -> None:
+        with self._watchdog():
+            super().connect()  # type: ignore[misc]
+
     def getresponse(self) -> Any:
+        with self._watchdog():
+            return super().getresponse()  # type: ignore[misc]
+
+    @contextmanager
+    def _watchdog(self) -> Iterator[None]:
         deadline: Deadline | None = getattr(_current, "deadline", None)
         if deadline is None:
-            return super().getresponse()  # type: ignore[misc]
+            yield
+            return
         timer = threading.Timer(max(0.0, deadline.ends - time.monotonic()), self._cut)
         timer.daemon = True
         timer.start()
         try:
-            return super().getresponse()  # type: ignore[misc]
+            yield
         finally:
             timer.cancel()
 
     def _cut(self) -> None:
+        # connect() sets ``sock`` to the TCP socket before the TLS handshake, so a dripped
+        # handshake is cut too
         with contextlib.suppress(OSError, AttributeError):
             self.sock.shutdown(socket.SHUT_RDWR)
 
