@@ -13,13 +13,16 @@ equals the number of lines fed. State carried between lines, all of it flushed b
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable, Iterator
 from datetime import datetime
+from typing import IO, cast
 
 from parsers.classify import classify
 from parsers.draft import DUMP_END, DUMP_START, HEADER, STACK_CONT, STACK_START, Draft
 from parsers.held import Held, panic_draft
 from parsers.joins import MAX_JOIN_BYTES, CriParts, JsonJoin, accepts_fragment
+from parsers.lines import MAX_LINE, bounded_lines
 from parsers.peel import Peeled, peel
 from parsers.records import (
     BENIGN_OUTCOMES,
@@ -48,8 +51,8 @@ class LogParser:
     ``shape="unparsed"`` records, ``strict`` raises :class:`ParseError` on the first one.
 
     ``anchor`` dates klog lines (no year) when no earlier line in the stream carries a full
-    date (:func:`parsers.timestamps.parse_klog_time`). Lines longer than ``max_line`` bytes keep
-    their head and count ``too_long``.
+    date (:func:`parsers.timestamps.parse_klog_time`). Lines longer than ``max_line`` bytes
+    (default :data:`~parsers.lines.MAX_LINE`, 1 MiB) keep their head and count ``too_long``.
     """
 
     def __init__(
@@ -58,7 +61,7 @@ class LogParser:
         *,
         policy: str = "skip",
         anchor: datetime | None = None,
-        max_line: int = 1 << 20,
+        max_line: int = MAX_LINE,
     ) -> None:
         if policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {policy!r}")
@@ -102,7 +105,10 @@ class LogParser:
         return out
 
     def parse(self, stream: Iterable[bytes]) -> Iterator[LogRecord]:
-        """Number the lines from 1, feed them all, then close."""
+        """Number the lines from 1, feed them all, then close. A binary file is read with
+        :func:`~parsers.lines.bounded_lines`: an over-long line is never held whole."""
+        if isinstance(stream, io.IOBase):
+            stream = bounded_lines(cast("IO[bytes]", stream), self.max_line)
         for line_no, line in enumerate(stream, 1):
             yield from self.feed(line_no, line)
         yield from self.close()

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO
 
+from parsers.lines import MAX_LINE, read_line, skip_line
+
 CHUNK = 512 << 10  # small enough that the find and count passes hit cache, not memory
 EDGE = 16 << 20
 MAX_FOLLOWERS = 200
@@ -117,6 +119,7 @@ def scan_range(
     edge_needles: Sequence[bytes] = (),
     size: int | None = None,
     everything: bool = False,
+    max_line: int = MAX_LINE,
 ) -> ScanResult:
     """Scan the lines starting in ``[start, end)`` of a seekable or sequential stream.
 
@@ -124,39 +127,50 @@ def scan_range(
     known ``size`` (everywhere when the size is unknown): leader-election lines sit at the start
     and end of a container's log, and skipping the middle halves the cost of finding them.
     With ``everything`` every line is a candidate: what a needle cannot find, such as a line a
-    terminal hard-wrapped with the name cut in two, still reaches the parser.
+    terminal hard-wrapped with the name cut in two, still reaches the parser. A line longer than
+    ``max_line`` is cut to its first ``max_line + 1`` bytes and is always a candidate: its tail
+    is never searched, and the parser counts it ``too_long``.
     """
     result = ScanResult()
     if start:
         stream.seek(start - 1)
-        skipped = stream.readline()
-        start = start - 1 + len(skipped)
+        start = start - 1 + skip_line(stream)
         if end is not None and start >= end:
             return result  # the range holds no line start: its line belongs to the range before
-    reader = _Reader(stream, None if end is None else end - start)
+    reader = _Reader(stream, None if end is None else end - start, max_line)
     line_base, offset, pending = 1, start, _CLOSED
     for data, cut in reader.chunks():
         wanted = _needles_at(needles, edge_needles, offset, offset + cut, size)
         starts = _every_start(data, cut) if everything else _hits_in(data, cut, wanted)
+        if reader.cut_starts and not everything:
+            starts = sorted({*starts, *reader.cut_starts})  # damage is reported, needle or not
         pending = _collect(data, cut, starts, line_base, result, pending)
         newlines = data.count(b"\n", 0, cut)
         line_base += newlines
         result.lines += newlines + (0 if data[cut - 1] == 10 else 1)
-        result.bytes_read += cut
-        offset += cut
+        read = cut + reader.dropped
+        reader.dropped = 0
+        result.bytes_read += read
+        offset += read
     return result
 
 
 class _Reader:
     """Whole lines from a stream, in one reused buffer (``readinto``: no per-chunk copies).
 
-    With a ``limit``, reading stops at the end of the line that crosses it.
+    With a ``limit``, reading stops at the end of the line that crosses it. A line longer than
+    ``max_line`` keeps its first ``max_line + 1`` bytes and its newline; the bytes between are
+    read and dropped, so the buffer never grows past ``max_line`` plus one chunk and every
+    byte is looked at a bounded number of times, newline or not.
     """
 
-    def __init__(self, stream: IO[bytes], limit: int | None) -> None:
-        self.stream, self.remaining = stream, limit
+    def __init__(self, stream: IO[bytes], limit: int | None, max_line: int) -> None:
+        self.stream, self.remaining, self.max_line = stream, limit, max_line
         self.buf = bytearray(CHUNK * 2)
         self.keep = 0  # bytes of an unfinished line carried to the front of the buffer
+        self.dropping = False  # the carried line is over the cap: drop bytes up to its newline
+        self.dropped = 0  # bytes read and dropped since the last chunk was yielded
+        self.cut_starts: set[int] = set()  # where over-long lines start in the yielded chunk
 
     def _read(self) -> int:
         want = CHUNK if self.remaining is None else min(CHUNK, self.remaining)
@@ -174,23 +188,65 @@ class _Reader:
         newline at the end of the stream or range)."""
         while True:
             got = self._read()
-            total = self.keep + got
+            total = self._drop(self.keep + got) if self.dropping else self.keep + got
+            if got:
+                total = self._trim_carried(total)
             if got and self.remaining is not None and self.remaining <= 0:
                 total = self._finish_line(total)
                 got = 0
-            cut = self.buf.rfind(b"\n", 0, total) + 1 if got else total
+            # the carried bytes hold no newline: search only what was just read
+            cut = self.buf.rfind(b"\n", self.keep, total) + 1 if got else total
             if cut:
                 yield self.buf, cut
-            self.buf[: total - cut] = self.buf[cut:total]
+                self.buf[: total - cut] = self.buf[cut:total]
+                self.cut_starts = set()
             self.keep = total - cut
             if not got:
                 return
 
+    def _trim_carried(self, total: int) -> int:
+        """Cut the line that starts the buffer to its head when it is over the cap; without its
+        newline yet, drop what follows until it comes."""
+        head = self.max_line + 1
+        newline = self.buf.find(b"\n", self.keep, total)
+        end = total if newline == -1 else newline
+        if end > self.max_line:
+            self.cut_starts.add(0)  # over the cap, so counted too_long: a candidate
+        if end <= head:
+            return total
+        self.dropped += end - head
+        if newline == -1:
+            self.dropping = True
+            return head
+        del self.buf[head:newline]
+        return total - (newline - head)
+
+    def _drop(self, total: int) -> int:
+        """Remove the bytes of an over-long line between its kept head and its newline."""
+        newline = self.buf.find(b"\n", self.keep, total)
+        if newline == -1:
+            self.dropped += total - self.keep
+            return self.keep
+        self.dropped += newline - self.keep
+        del self.buf[self.keep : newline]
+        self.dropping = False
+        return total - (newline - self.keep)
+
     def _finish_line(self, total: int) -> int:
-        if self.buf[total - 1] != 10:
-            tail = self.stream.readline()
+        """Read the rest of the line crossing the range's end, keeping at most its head."""
+        if not self.dropping and self.buf[total - 1] != 10:
+            start = self.buf.rfind(b"\n", 0, total) + 1
+            room = max(0, self.max_line + 1 - (total - start))
+            tail, taken = (
+                read_line(self.stream, room - 1) if room else (b"", skip_line(self.stream))
+            )
             self.buf[total:total] = tail
             total += len(tail)
+            self.dropped += taken - len(tail)
+            if taken > len(tail):
+                self.cut_starts.add(start)
+        elif self.dropping:
+            self.dropped += skip_line(self.stream)
         del self.buf[total:]
         return total
 
