@@ -11,6 +11,9 @@ What is tolerated:
   kind (``PodList`` → ``Pod``) or from ``default_kind``;
 - YAML loaded **without implicit timestamps** and without YAML 1.1 ``yes/no/on/off`` booleans:
   times and such words stay strings and go through the one time parser (:mod:`parsers.timestamps`);
+- nothing that would exhaust memory: YAML over :data:`~parsers.yamlguard.MAX_YAML_BYTES`
+  (256 MiB), or over :data:`~parsers.yamlguard.MAX_NODES` nodes with aliases expanded (an alias
+  bomb), or with an alias to a node that contains it, is refused with an error naming the file;
 - paste damage: on a YAML error, lines before the first ``apiVersion|kind|items|metadata`` key and
   ``...`` lines are dropped and the load retried; each repair is named in ``repairs``.
 """
@@ -24,6 +27,8 @@ from typing import Any
 
 import orjson
 import yaml
+
+from parsers.yamlguard import MAX_YAML_BYTES, yaml_refusal
 
 _BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -80,17 +85,35 @@ class ManifestLoad:
 
 
 def load_manifests(
-    data: bytes, path: str = "<bytes>", default_kind: str | None = None
+    data: bytes,
+    path: str = "<bytes>",
+    default_kind: str | None = None,
+    max_yaml_bytes: int = MAX_YAML_BYTES,
 ) -> ManifestLoad:
-    """Parse ``data`` (JSON or YAML, one or many documents, lists expanded) into object dicts."""
+    """Parse ``data`` (JSON or YAML, one or many documents, lists expanded) into object dicts.
+
+    YAML past ``max_yaml_bytes`` is refused with an error (loaded YAML takes ten times its size
+    and more); so is YAML that would hold more nodes than :data:`parsers.yamlguard.MAX_NODES`
+    once its aliases are expanded (:func:`parsers.yamlguard.yaml_refusal`)."""
     text_bytes = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
     if _looks_like_json(text_bytes):
         try:
             return ManifestLoad(objects=expand_lists(orjson.loads(text_bytes), default_kind))
         except orjson.JSONDecodeError:
             pass  # fall through: YAML is a superset, and its errors carry line/column
+    if len(text_bytes) > max_yaml_bytes:
+        return ManifestLoad(
+            error=ManifestError(path, None, None, _too_big(len(text_bytes), max_yaml_bytes))
+        )
     text = text_bytes.decode("utf-8", errors="replace")
     return _load_yaml_with_repairs(text, path, default_kind)
+
+
+def _too_big(size: int, cap: int) -> str:
+    return (
+        f"{size} bytes of YAML, over the {cap}-byte cap for one YAML file: refused to bound "
+        "memory; split the file, or give it as JSON"
+    )
 
 
 def _looks_like_json(data: bytes) -> bool:
@@ -99,16 +122,17 @@ def _looks_like_json(data: bytes) -> bool:
 
 
 def _load_yaml_with_repairs(text: str, path: str, default_kind: str | None) -> ManifestLoad:
-    """Load YAML; on failure walk the paste-repair ladder (``_repair``) and retry once."""
-    lines = _split_olm(text).split("\n")
-    numbers = list(range(1, len(lines) + 1))
-    docs, error = _load_yaml(lines, numbers, path)
+    """Load YAML; on failure walk the paste-repair ladder (``_repair``) and retry once. The text
+    is split into lines only for a repair: a list of a huge file's lines costs more than it."""
+    text = _split_olm(text)
+    docs, error = _load_yaml(text, None, path)
     if error is None:
         return ManifestLoad(objects=_expand_docs(docs, default_kind))
-    lines, numbers, repairs = _repair(lines, numbers)
+    lines = text.split("\n")
+    lines, numbers, repairs = _repair(lines, list(range(1, len(lines) + 1)))
     if not repairs:
         return ManifestLoad(error=error)
-    docs, retry_error = _load_yaml(lines, numbers, path)
+    docs, retry_error = _load_yaml("\n".join(lines), numbers, path)
     if retry_error is not None:
         return ManifestLoad(repairs=repairs, error=retry_error)
     return ManifestLoad(objects=_expand_docs(docs, default_kind), repairs=repairs)
@@ -122,25 +146,34 @@ def _split_olm(text: str) -> str:
 
 
 def _load_yaml(
-    lines: list[str], numbers: list[int], path: str
+    text: str, numbers: list[int] | None, path: str
 ) -> tuple[list[Any], ManifestError | None]:
-    """All documents, or the first error with its line mapped back to the original input."""
+    """All documents, or the first error with its line mapped back to the original input
+    (``numbers``: the original line of each line of ``text``; None when they are the same)."""
+    refusal = yaml_refusal(text, PlainTimeLoader)
+    if refusal is not None:
+        return [], ManifestError(path, _original_line(refusal.line, numbers), None, refusal.message)
     try:
-        return list(yaml.load_all("\n".join(lines), Loader=PlainTimeLoader)), None
+        return list(yaml.load_all(text, Loader=PlainTimeLoader)), None
     except yaml.MarkedYAMLError as exc:
         return [], _marked_error(exc, numbers, path)
     except (yaml.YAMLError, ValueError, RecursionError) as exc:
         return [], ManifestError(path, None, None, f"not YAML or JSON: {exc}")
 
 
-def _marked_error(exc: yaml.MarkedYAMLError, numbers: list[int], path: str) -> ManifestError:
+def _marked_error(exc: yaml.MarkedYAMLError, numbers: list[int] | None, path: str) -> ManifestError:
     mark = exc.problem_mark or exc.context_mark
     problem = exc.problem or exc.context or "invalid YAML"
     if mark is None:
         return ManifestError(path, None, None, problem)
-    index = min(mark.line, len(numbers) - 1)
-    line = numbers[index] if numbers else mark.line + 1
-    return ManifestError(path, line, mark.column + 1, problem)
+    return ManifestError(path, _original_line(mark.line, numbers), mark.column + 1, problem)
+
+
+def _original_line(index: int, numbers: list[int] | None) -> int:
+    """The 1-based line in the original input of 0-based line ``index`` of the loaded text."""
+    if not numbers:
+        return index + 1
+    return numbers[min(index, len(numbers) - 1)]
 
 
 def _repair(lines: list[str], numbers: list[int]) -> tuple[list[str], list[int], list[str]]:
@@ -175,22 +208,31 @@ def expand_lists(doc: Any, default_kind: str | None = None) -> list[dict[str, An
 def _iter_objects(
     doc: Any, default_kind: str | None, default_api: str | None
 ) -> Iterator[dict[str, Any]]:
-    if isinstance(doc, list):
-        for item in doc:
-            yield from _iter_objects(item, default_kind, default_api)
-        return
-    if not isinstance(doc, dict):
-        return
-    if _is_list(doc):
-        kind, api = _item_defaults(doc, default_kind)
-        for item in doc["items"]:
-            yield from _iter_objects(item, kind, api or default_api)
-        return
-    if default_kind and not doc.get("kind"):
-        doc["kind"] = default_kind
-    if default_api and not doc.get("apiVersion"):
-        doc["apiVersion"] = default_api
-    yield doc
+    """Depth first, with an explicit stack: nesting depth cannot overflow Python's, and a list
+    or object reached a second time (a YAML alias, a structure that contains itself) is skipped,
+    so the walk ends and visits each container once."""
+    pending: list[tuple[Any, str | None, str | None]] = [(doc, default_kind, default_api)]
+    seen: set[int] = set()
+    while pending:
+        node, kind, api = pending.pop()
+        if not isinstance(node, (list, dict)) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, list):
+            pending.extend((item, kind, api) for item in reversed(node))
+        elif _is_list(node):
+            item_kind, item_api = _item_defaults(node, kind)
+            pending.extend((item, item_kind, item_api or api) for item in reversed(node["items"]))
+        else:
+            yield _with_defaults(node, kind, api)
+
+
+def _with_defaults(doc: dict[str, Any], kind: str | None, api: str | None) -> dict[str, Any]:
+    if kind and not doc.get("kind"):
+        doc["kind"] = kind
+    if api and not doc.get("apiVersion"):
+        doc["apiVersion"] = api
+    return doc
 
 
 def _is_list(doc: dict[str, Any]) -> bool:
