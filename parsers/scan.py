@@ -29,6 +29,58 @@ class ScanResult:
     hits: list[tuple[int, bytes]] = field(default_factory=list)
     lines: int = 0
     bytes_read: int = 0
+    # For :func:`combine`: the candidate still taking followers at the range's end (its last
+    # line, lines taken), and the range's first lines, which may be those followers.
+    open_end: tuple[bytes, int] | None = None
+    leading: list[bytes] = field(default_factory=list)
+
+
+def combine(parts: Sequence[ScanResult]) -> tuple[list[tuple[int, bytes]], int]:
+    """The hits of consecutive ranges of one file, numbered from the file's first line, and its
+    line count. A candidate that ends one range takes its followers from the next range's start,
+    as a whole-file scan would."""
+    hits: list[tuple[int, bytes]] = []
+    base, open_end = 0, None
+    for part in parts:
+        carried, still_open = _followers_from(part, open_end, base)
+        merged = dict(carried)
+        merged.update((base + n, line) for n, line in part.hits)
+        hits.extend(sorted(merged.items()))
+        open_end = part.open_end or still_open
+        base += part.lines
+    return hits, base
+
+
+def _followers_from(
+    part: ScanResult, open_end: tuple[bytes, int] | None, base: int
+) -> tuple[list[tuple[int, bytes]], tuple[bytes, int] | None]:
+    """The followers ``open_end``'s candidate takes from ``part``'s start, and whether it is
+    still open after them (they were every line of the range)."""
+    if open_end is None:
+        return [], None
+    previous, taken = open_end
+    out: list[tuple[int, bytes]] = []
+    for index, line in enumerate(part.leading):
+        if taken > MAX_FOLLOWERS or not _is_follower(line, previous):
+            return out, None
+        out.append((base + index + 1, line))
+        previous, taken = line, taken + 1
+    return out, ((previous, taken) if len(out) == part.lines else None)
+
+
+def _leading(data: bytearray, end: int) -> list[bytes]:
+    """The first line of ``data[:end]`` and the followers after it (at most MAX_FOLLOWERS)."""
+    lines: list[bytes] = []
+    at = 0
+    while at < end and len(lines) <= MAX_FOLLOWERS:
+        stop = data.find(b"\n", at, end)
+        stop = end if stop == -1 else stop
+        line = bytes(data[at:stop])
+        if lines and not _is_follower(line, lines[-1]):
+            break
+        lines.append(line)
+        at = stop + 1
+    return lines
 
 
 def _is_follower(line: bytes, previous: bytes) -> bool:
@@ -144,6 +196,8 @@ def scan_range(
         starts = _every_start(data, cut) if everything else _hits_in(data, cut, wanted)
         if reader.cut_starts and not everything:
             starts = sorted({*starts, *reader.cut_starts})  # damage is reported, needle or not
+        if start and not result.lines:
+            result.leading = _leading(data, cut)
         pending = _collect(data, cut, starts, line_base, result, pending)
         newlines = data.count(b"\n", 0, cut)
         line_base += newlines
@@ -152,6 +206,8 @@ def scan_range(
         reader.dropped = 0
         result.bytes_read += read
         offset += read
+    if pending.taken <= MAX_FOLLOWERS:
+        result.open_end = (pending.previous, pending.taken)
     return result
 
 

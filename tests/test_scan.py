@@ -124,3 +124,12 @@ def test_followers_across_the_read_boundary_are_kept(into_block, monkeypatch):
     assert len(whole.hits) == len(_BLOCK) - 1
     assert cut.hits == whole.hits and cut.lines == whole.lines
     assert _parsed(cut.hits) == _parsed(whole.hits)
+
+
+@pytest.mark.parametrize("into_block", _block_spans())
+def test_followers_across_a_range_boundary_are_kept(into_block):
+    data = _with_block_at(4096 - into_block)
+    whole = scan_range(io.BytesIO(data), NEEDLES)
+    for parts in ([(0, 4096), (4096, len(data))], [(0, 4096), (4096, 4100), (4100, len(data))]):
+        results = [scan_range(io.BytesIO(data), NEEDLES, lo, hi) for lo, hi in parts]
+        assert scan.combine(results) == (whole.hits, whole.lines)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvtrace.evidence import LogStream
-from parsers.scan import ScanResult, scan_range
+from parsers.scan import ScanResult, combine, scan_range
 
 PARALLEL_MIN = 64 << 20
 # Plain files up to this size are parsed whole: pasted excerpts, where a terminal may have
@@ -92,12 +92,8 @@ def _submit_ranges(pool: Executor, path: Path, needles: Needles) -> list[Future[
 
 
 def _combine(stream: LogStream, parts: list[ScanResult]) -> StreamScan:
-    hits: list[tuple[int, bytes]] = []
-    base = 0
-    for part in parts:
-        hits.extend((base + line_no, line) for line_no, line in part.hits)
-        base += part.lines
-    return StreamScan(stream, hits, base, sum(p.bytes_read for p in parts))
+    hits, lines = combine(parts)
+    return StreamScan(stream, hits, lines, sum(p.bytes_read for p in parts))
 
 
 def _scan_sequential(stream: LogStream, needles: Needles) -> StreamScan:
