@@ -119,9 +119,15 @@ def test_violations_exit_three_and_fail_on_filters_by_severity(capsys, tmp_path)
     )
 
 
-def test_check_and_timeline_give_the_same_verdicts():
+# Samples whose lines name their VM in several ways: by the object they are logged with, by
+# the key in the text, and (the migration, node and pool controllers) only in the text.
+ROUTED_SAMPLES = ("always-restart", "live-migration", "drain-one-failed", "node-failure-restart")
+
+
+@pytest.mark.parametrize("sample", ROUTED_SAMPLES)
+def test_check_and_timeline_give_the_same_verdicts(sample):
     """The bulk reader (check) and the raw-byte scan (timeline) attribute the same lines."""
-    with open_bundle(SAMPLES / "always-restart") as evidence:
+    with open_bundle(SAMPLES / sample) as evidence:
         report = run_check(evidence, Selection(None))
         for vm in report.vms:
             single = build_timeline(evidence, *vm.key)
@@ -129,7 +135,8 @@ def test_check_and_timeline_give_the_same_verdicts():
             assert vm.assessment.verdicts == assess(single, version=report.version).verdicts
 
 
-def test_partitioned_check_equals_the_in_process_check(monkeypatch):
+@pytest.mark.parametrize("sample", ROUTED_SAMPLES)
+def test_partitioned_check_equals_the_in_process_check(monkeypatch, sample):
     """Large log sets are split into per-VM buckets checked by worker processes; the result must
     not depend on that."""
     import kvtrace.check.run as check
@@ -143,7 +150,7 @@ def test_partitioned_check_equals_the_in_process_check(monkeypatch):
             for vm in report.vms
         ], [(r.source_id, r.lines, dict(r.tally), r.rows) for r in report.reports]
 
-    with open_bundle(SAMPLES / "always-restart") as evidence:
+    with open_bundle(SAMPLES / sample) as evidence:
         here = summary(run_check(evidence, Selection(None)))
         monkeypatch.setattr(check, "PARTITION_MIN_BYTES", 1)
         split = summary(run_check(evidence, Selection(None)))
@@ -162,3 +169,18 @@ def test_table_lists_at_most_fifty_violations_and_says_how_many_more():
     lines = violation_lines(report)
     assert len(lines) == 51
     assert lines[-1] == "… and 10 more violations (-o json or -o html lists them all)"
+
+
+def test_a_partition_reads_an_over_long_line_as_its_head(tmp_path):
+    """check's byte ranges read lines in bounded memory (parsers.lines): a line past the cap is
+    its head, the next line and the range ends are where they were."""
+    from kvtrace.check.partition import Range, _lines
+    from parsers.lines import MAX_LINE
+
+    path = tmp_path / "big.log"
+    path.write_bytes(b"first\n" + b"\0" * (3 * MAX_LINE) + b"\nlast\n")
+    with path.open("rb") as handle:
+        lines = list(_lines(handle, Range(0, 0, 0, None)))
+    assert [len(x) for x in lines] == [5, MAX_LINE + 1, 4] and lines[-1] == b"last"
+    with path.open("rb") as handle:  # a range that starts inside the long line skips it
+        assert list(_lines(handle, Range(1, 0, 10, None))) == [b"last"]

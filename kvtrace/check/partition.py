@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import IO
 
 from kvtrace.evidence import LogStream
+from kvtrace.timeline.log_rows import TEXT_KEY
+from parsers.lines import read_line, skip_line
 
 LEADER = "leader"
 UNROUTED = "unrouted"
@@ -36,6 +38,7 @@ _LEADER_MARKS = (
 _NAME = b'"name":"'
 _NAMESPACE = b'"namespace":"'
 _KEY_IN_MSG = re.compile(rb"(?:VirtualMachine|VirtualMachineInstance|vmi) ([^ /\"\\]+)/([^ \"\\]+)")
+_TEXT_KEY = re.compile(TEXT_KEY.pattern.encode())
 LAUNCHER = b"virt-launcher-"
 RANGE_BYTES = 64 << 20
 
@@ -51,7 +54,16 @@ class Range:
 
 
 def vm_key(line: bytes) -> bytes | None:
-    """``namespace/name`` of the VM a raw line is about, from bytes alone (no decoding)."""
+    """``namespace/name`` of the VM a raw line is about, from bytes alone (no decoding): the VM
+    or VMI its text names (a migration line logged with its VMIM, a pool line with its pool,
+    the node controller's line with the node: ``log_rows.TEXT_KEY``), else the object it is
+    logged with."""
+    named = _TEXT_KEY.search(line)
+    if named is not None:
+        namespace, name = (
+            (named["ns"], named["name"]) if named["ns"] else (named["ns2"], named["name2"])
+        )
+        return namespace + b"/" + name
     name = _field(line, _NAME)
     namespace = _field(line, _NAMESPACE)
     if name and namespace:
@@ -127,17 +139,18 @@ def _route(line: bytes, previous: str, buckets: int) -> str:
 
 
 def _lines(handle: IO[bytes], part: Range) -> Iterator[bytes]:
-    """The lines starting in the range, without their newline."""
+    """The lines starting in the range, without their newline; an over-long line is its head
+    (parsers.lines: read in bounded memory)."""
     if part.start:
         handle.seek(part.start - 1)
-        handle.readline()
+        skip_line(handle)
     position = handle.tell()
     while part.end is None or position < part.end:
-        line = handle.readline()
-        if not line:
+        head, taken = read_line(handle)
+        if not taken:
             return
-        position += len(line)
-        yield line.rstrip(b"\n")
+        position += taken
+        yield head.rstrip(b"\n")
 
 
 def ranges(streams: Sequence[LogStream]) -> list[Range]:

@@ -20,6 +20,7 @@ from itertools import islice
 
 from kvtrace.evidence import LogStream
 from parsers.callsite import CallSiteLine, call_site
+from parsers.lines import bounded_lines
 from parsers.logstream import LogParser
 
 FAILURE_WORDS = ("Failed to ", "failed to ", "Failure ")
@@ -231,7 +232,7 @@ def _parsed_band(stream: LogStream, limit: int) -> Band:
     read (JSON objects hard-wrapped by a paste, joined again by the parser)."""
     parser = LogParser(stream.info)
     with stream.open() as handle:
-        records = islice(parser.parse(islice(handle, limit)), limit)
+        records = islice(parser.parse(islice(bounded_lines(handle), limit)), limit)
         lines = [
             CallSiteLine(file, int(line), r.level, r.msg, _SHAPES[r.shape])
             for r in records

@@ -173,6 +173,22 @@ def attribute(record: LogRecord, scope: VMScope, matched: dict[str, str]) -> Att
 
 
 _MENTIONS_VM = re.compile(r"(?i)\bvmis?\b|\bvms?\b|virtualmachine")
+_NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
+# A VM or VMI named in a message's text: ``VM ns/name``, ``VMI [ns/name]``, ``vmi ns/name``,
+# ``VirtualMachine ns/name``, ``vmi name in namespace ns`` (the formats of the node, pool,
+# migration and VM controllers at v1.9.0); the same patterns route raw lines in ``check``.
+TEXT_KEY = re.compile(
+    rf"(?:\b(?i:vmis?|vms?)|VirtualMachine(?:Instance)?) \[?(?P<ns>{_NAME})/(?P<name>{_NAME})\b"
+    rf"|\bvmi (?P<name2>{_NAME}) in namespace (?P<ns2>{_NAME})\b"
+)
+
+
+def keys_in_text(text: str) -> list[tuple[str, str]]:
+    """``(namespace, name)`` of every VM or VMI the text names (:data:`TEXT_KEY`)."""
+    return [
+        (found["ns"], found["name"]) if found["ns"] else (found["ns2"], found["name2"])
+        for found in TEXT_KEY.finditer(text)
+    ]
 
 
 def _named_in_text(text: str, namespace: str, name: str, logged_in: str | None = None) -> bool:

@@ -17,6 +17,7 @@ from kvtrace.timeline.log_rows import (
     LineDedup,
     SourceReport,
     attribute,
+    keys_in_text,
     make_row,
     stream_order,
 )
@@ -60,6 +61,8 @@ class Router:
             keys |= self._by_name(record.namespace, record.name, message_id)
         if "/" in matched.get("key", ""):
             namespace, name = matched["key"].split("/", 1)
+            keys |= self._by_name(namespace, name, message_id)
+        for namespace, name in keys_in_text(record.msg):
             keys |= self._by_name(namespace, name, message_id)
         return keys
 
