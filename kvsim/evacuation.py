@@ -41,7 +41,7 @@ from kvsim.vmim import (
     is_migrating,
     new_migration,
 )
-from kvsim.workqueue import WorkQueue, serve
+from kvsim.workqueue import WorkQueue, start_workers
 
 THREADS = 3  # application.go:1090
 COMPONENT = "evacuation-controller"  # application.go:888
@@ -76,11 +76,7 @@ class EvacuationController:
         rt.informers.on(VMI, self._vmi_event)
 
     def run(self) -> Process:
-        rt = self.rt
-        yield rt.informers.synced
-        yield self.cache.synced
-        for _ in range(THREADS):
-            rt.kernel.spawn(rt.host, serve(self.queue, self._execute_key))
+        yield from start_workers(self.rt, self.cache, self.queue, self._execute_key, THREADS)
 
     def _execute_key(self, key: str) -> Process:
         try:

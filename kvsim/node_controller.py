@@ -26,7 +26,7 @@ from kvsim.kernel import SECOND, Process
 from kvsim.logs import LoggedObject
 from kvsim.runtime import Runtime
 from kvsim.vm_controller import Step
-from kvsim.workqueue import WorkQueue, serve, settle
+from kvsim.workqueue import WorkQueue, settle, start_workers
 
 THREADS = 3  # application.go:1072
 COMPONENT = "node-controller"  # application.go:755
@@ -69,11 +69,7 @@ class NodeController:
         rt.informers.on(VMI, self._vmi_event)
 
     def run(self) -> Process:
-        rt = self.rt
-        yield rt.informers.synced
-        yield self.cache.synced
-        for _ in range(THREADS):
-            rt.kernel.spawn(rt.host, serve(self.queue, self._execute_key))
+        yield from start_workers(self.rt, self.cache, self.queue, self._execute_key, THREADS)
 
     def _execute_key(self, key: str) -> Process:
         """Execute (node.go:148-165)."""

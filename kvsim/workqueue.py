@@ -14,8 +14,13 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kvsim.kernel import SECOND, Kernel, Process, Signal
+
+if TYPE_CHECKING:
+    from kvsim.informer import Informers
+    from kvsim.runtime import Runtime
 
 BASE_DELAY_US = 5_000
 MAX_DELAY_US = 1000 * SECOND
@@ -155,3 +160,13 @@ class PriorityWorkQueue(WorkQueue):
         self.processing.add(key)
         self.dirty.discard(key)
         return key
+
+
+def start_workers(
+    rt: Runtime, cache: Informers, queue: WorkQueue, execute: Callable[[str], Process], threads: int
+) -> Process:
+    """A controller's Run: wait for its informers to sync, then start its workers."""
+    yield rt.informers.synced
+    yield cache.synced
+    for _ in range(threads):
+        rt.kernel.spawn(rt.host, serve(queue, execute))
