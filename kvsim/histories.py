@@ -57,6 +57,7 @@ FAULTS = (
     "split-brain",
     "phase-regression",
     "wrong-revision",
+    "second-launcher-pod",
 )
 
 
@@ -254,6 +255,13 @@ def _phase_regression(cluster: Cluster, rng: random.Random, name: str, start: in
         replica.faults.phase_regression = True
 
 
+def _second_launcher_pod(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
+    """The VMI controller, with the fault, creates a second launcher pod for a VMI that has one."""
+    cluster.create_vm(start, name)
+    for replica in cluster.replicas:
+        replica.faults.second_launcher_pod = True
+
+
 def _wrong_revision(cluster: Cluster, rng: random.Random, name: str, start: int) -> None:
     cluster.create_vm(start, name)
     for replica in cluster.replicas:
@@ -272,4 +280,5 @@ FAULT_SETUP: dict[str, Callable[[Cluster, random.Random, str, int], None]] = {
     "split-brain": _split_brain,
     "phase-regression": _phase_regression,
     "wrong-revision": _wrong_revision,
+    "second-launcher-pod": _second_launcher_pod,
 }

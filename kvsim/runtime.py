@@ -24,6 +24,7 @@ class CodeFaults:
     revision_generation_offset: int = 0  # the VMI names the revision of another generation
     stall_after_start_decision: int = 0  # µs the container stalls right after a start decision
     phase_regression: bool = False  # the VMI controller takes a Running VMI back to Scheduled
+    second_launcher_pod: bool = False  # the VMI controller creates a pod though one exists
     second_target_pod: bool = False  # the migration controller creates two target pods at once
     node_change_without_migration: bool = False  # the hand-off also moves status.nodeName
     evacuate_forbidden: bool = False  # evacuation ignores an eviction strategy that forbids it

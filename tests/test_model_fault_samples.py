@@ -25,7 +25,8 @@ FAULTS = {
     "fault-wrong-revision-name": ({"KV-SV-01"}, set()),
     # a user's stop and start clears the backoff without a line: only the audit log decides
     "fault-backoff-violated": (set(), {"KV-BO-01"}),
-    "fault-non-leader-action": ({"KV-LD-01"}, set()),
+    # the standby's VMI controller, running too, creates a second launcher pod: a consequence
+    "fault-non-leader-action": ({"KV-LD-01", "KV-PO-01"}, set()),
     "leader-split-brain": ({"KV-LD-02"}, set()),
 }
 CLEAN = sorted(

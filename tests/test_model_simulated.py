@@ -37,6 +37,7 @@ EXPECTED = {
     "split-brain": ("KV-LD-02", "violation"),
     "phase-regression": ("KV-PH-01", "violation"),
     "wrong-revision": ("KV-SV-01", "violation"),
+    "second-launcher-pod": ("KV-PO-01", "violation"),
 }
 
 

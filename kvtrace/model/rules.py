@@ -10,6 +10,7 @@ from kvtrace.model import rules_backoff as bo
 from kvtrace.model import rules_leader as ld
 from kvtrace.model import rules_migration as mg
 from kvtrace.model import rules_phases as ph
+from kvtrace.model import rules_pods as po
 from kvtrace.model import rules_reconcile as rc
 from kvtrace.model import rules_startvmi as sv
 from kvtrace.model import rules_strategy as rs
@@ -241,6 +242,14 @@ RULES: tuple[Rule, ...] = (
         "A replica never acts after another replica acquired the lease from it: that is split brain (a deposed leader acting on a stale view).",
         ("leaderelectionconfig/config.go:30-44", "application.go:1170-1172"),
         ld.no_split_brain,
+    ),
+    Rule(
+        "KV-PO-01",
+        "error",
+        "A VMI has one launcher pod of its own at a time: the VMI controller creates one only "
+        "when none exists and its pod expectations are met.",
+        ("vmi.go:334-338", "lifecycle.go:1077"),
+        po.one_launcher_pod,
     ),
 )
 
