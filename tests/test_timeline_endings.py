@@ -72,3 +72,30 @@ def test_each_ending_points_at_the_row_that_says_it():
     assert first.row is not None
     row = timeline.rows[first.row]
     assert row.message_id == "vm.stop" and row.incarnation == first.incarnation
+
+
+def test_a_drain_of_a_vm_that_does_not_migrate_is_named_as_the_likely_cause():
+    """evictionStrategy None: the eviction webhook lets the drain delete the launcher pod, the
+    VMI controller fails the running VMI whose pod is gone, and the VM controller restarts it."""
+    cluster = Cluster("endings-drain", T0, live_migration=True)
+    cluster.create_vm(T0 + 30 * SECOND, "vm-a", eviction="None")
+
+    def drain() -> None:
+        node = cluster.node_of("vm-a")
+        assert node is not None
+        cluster.drain(cluster.kernel.now, node)
+
+    cluster.at(T0 + 3 * MINUTE, drain)
+    timeline, assessment = assessed(cluster.capture(T0 + 8 * MINUTE), "vm-a")
+    first = E.endings(timeline)[0]
+    assert first.cause == "launcher pod gone?"
+    assert "evictionStrategy is None" in first.detail and "drain" in first.detail
+    assert not [v for v in assessment.verdicts if v.status == "violation"]
+
+
+def test_a_start_that_never_ran_is_not_called_a_lost_pod():
+    """A launcher that dies before the guest runs leaves the VMI Failed without a Stopped
+    Event too; it never ran, so no pod 'went away while it ran'."""
+    cluster = _cluster("Always", Fate("fail-start"))
+    causes = _causes(cluster)
+    assert causes and causes[0] != "launcher pod gone?"

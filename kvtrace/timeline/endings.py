@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvtrace.evidence import KubeObject
 from kvtrace.timeline.build import Timeline
 from kvtrace.timeline.rows import TimelineRow
 
@@ -67,7 +68,9 @@ def _ending(timeline: Timeline, uid: str, last: bool) -> Ending:
     rows = [(i, r) for i, r in enumerate(timeline.rows) if r.incarnation == uid]
     first = next(((i, r) for i, r in rows if r.message_id in _BY_MESSAGE), None)
     if first is not None:
-        return _from_row(uid, *first, rows)
+        found = _from_row(uid, *first, rows)
+        ran = any(_shows_running(r) for _, r in rows)
+        return _pod_gone(timeline, found) if ran and found.cause.startswith("VMI Failed") else found
     deleted = _by_deletion(timeline, uid, rows)
     if deleted is not None:
         return deleted
@@ -96,6 +99,58 @@ def _from_row(
     cause = _guest_cause(rows, phase)
     how = f"the VMI ended {phase}, runStrategy {row.arg('strategy')}"
     return Ending(uid, cause, f"{how}: the VM controller deleted it ({row.pos})", index)
+
+
+def _pod_gone(timeline: Timeline, ending: Ending) -> Ending:
+    """A VMI that ran, then failed with no Stopped Event from virt-handler and no launcher pod
+    of it left in the evidence: likely the VMI controller failing a running VMI whose pod went
+    away (lifecycle.go:480-485) — deleted by someone else: a drain's eviction, ``kubectl delete
+    pod``, a lost node. Under evictionStrategy None (the default) a drain evicts the pod instead
+    of migrating the VMI. Hedged: the evidence shows the pod gone, not who removed it."""
+    scope = timeline.scope
+    if any(_created_by(p) == ending.incarnation for p in scope.pods):
+        return ending
+    strategy = _eviction_strategy(timeline, ending.incarnation)
+    hint = (
+        f"; its evictionStrategy is {strategy or 'unset (None)'}, so a drain deletes the pod "
+        "rather than migrating the VMI"
+        if strategy not in ("LiveMigrate", "LiveMigrateIfPossible")
+        else ""
+    )
+    detail = (
+        f"{ending.detail}; it had run, virt-handler recorded no Stopped Event and no launcher "
+        "pod of it is left in the evidence: likely its pod went away while it ran (a drain's "
+        f"eviction, kubectl delete pod, a lost node){hint}"
+    )
+    return Ending(ending.incarnation, "launcher pod gone?", detail, ending.row)
+
+
+def _shows_running(row: TimelineRow) -> bool:
+    """The Running phase stamp, or virt-handler's Started Event (VirtualMachineInstance
+    started.), which outlives a deleted VMI object."""
+    if row.category == "phase":
+        return row.arg("phase") == "Running"
+    return row.category == "event" and row.arg("reason") == "Started"
+
+
+def _created_by(pod: KubeObject) -> str | None:
+    labels = (pod.body.get("metadata") or {}).get("labels") or {}
+    value = labels.get("kubevirt.io/created-by") if isinstance(labels, dict) else None
+    return str(value) if value else None
+
+
+def _eviction_strategy(timeline: Timeline, uid: str) -> str | None:
+    """The VMI's evictionStrategy, else the VM template's, else the KubeVirt CR's."""
+    scope = timeline.scope
+    vmi = next((v for v in scope.vmis if v.uid == uid), None)
+    template = ((scope.vm.body.get("spec") or {}).get("template") or {}) if scope.vm else {}
+    for spec in ((vmi.body.get("spec") if vmi else None), template.get("spec")):
+        if isinstance(spec, dict) and spec.get("evictionStrategy"):
+            return str(spec["evictionStrategy"])
+    kubevirt = scope.kubevirt.body.get("spec") if scope.kubevirt else None
+    config = (kubevirt or {}).get("configuration") or {}
+    found = config.get("evictionStrategy") if isinstance(config, dict) else None
+    return str(found) if found else None
 
 
 def _by_deletion(
