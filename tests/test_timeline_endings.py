@@ -99,3 +99,14 @@ def test_a_start_that_never_ran_is_not_called_a_lost_pod():
     cluster = _cluster("Always", Fate("fail-start"))
     causes = _causes(cluster)
     assert causes and causes[0] != "launcher pod gone?"
+
+
+def test_a_node_failure_ending_names_the_node():
+    from kvsim.migration_histories import node_failure
+
+    history = node_failure(0)
+    timeline, _ = assessed(history.capture(), "vm-0")
+    first = E.endings(timeline)[0]
+    assert first.cause == E.NODE_FAILURE
+    row = timeline.rows[first.row or 0]
+    assert row.subject_name and f"node {row.subject_name}:" in first.detail

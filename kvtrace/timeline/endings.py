@@ -94,6 +94,12 @@ def _from_row(
     cause = _BY_MESSAGE[row.message_id or ""]
     if cause != GUEST_ENDED:
         hint = _HINTS.get(cause, "")
+        if cause == NODE_FAILURE and row.subject_name:
+            hint = (
+                f"; node {row.subject_name}: its virt-handler stopped heartbeating (the node "
+                "controller fails the VMIs of a node whose kubevirt.io/heartbeat is older than "
+                "5 minutes, node.go:57; the Node's NodeUnresponsive Event says when)"
+            )
         return Ending(uid, cause, f"{row.what} ({row.pos or row.source}){hint}", index)
     phase = row.arg("phase") or ""
     cause = _guest_cause(rows, phase)

@@ -299,4 +299,5 @@ def make_row(
         message_id=entry.id if entry else None,
         args=tuple(sorted(matched.items())),
         subject=record.uid,
+        subject_name=record.name,
     )

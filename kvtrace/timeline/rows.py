@@ -59,6 +59,7 @@ class TimelineRow:
     args: tuple[tuple[str, str], ...] = ()
     order_uncertain: bool = False
     subject: str | None = None  # uid of the object a log line is logged with (the VM, for VM lines)
+    subject_name: str | None = None  # and its name (the node, for the node controller's lines)
 
     def arg(self, key: str) -> str | None:
         for name, value in self.args:
