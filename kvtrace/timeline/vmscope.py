@@ -19,6 +19,8 @@ from kvtrace.evidence import EVENT, KUBEVIRT, POD, REVISION, VM, VMI, VMIM, Evid
 
 START_REVISION = re.compile(r"^revision-start-vm-(?P<uid>[0-9a-fA-F-]{36})-(?P<gen>\d+)$")
 _DELETED_VMI = re.compile(r"deleting the virtual machine instance (?P<uid>\S+)$")
+# Every kind a scope looks objects up in: each is read through _Index, never scanned per VM.
+INDEXED_KINDS = (VM, VMI, REVISION, POD, EVENT, VMIM)
 
 
 @dataclass
@@ -57,7 +59,8 @@ def _labels(body: dict[str, Any]) -> dict[str, Any]:
 
 def find_vm(evidence: Evidence, namespace: str, name: str) -> list[KubeObject]:
     """All incarnations of the VM ``namespace/name`` (a recreated VM has several uids)."""
-    return [o for o in evidence.of_kind(VM) if o.namespace == namespace and o.name == name]
+    candidates = _index(evidence).candidates(VM, ("name", namespace, name))
+    return [o for o in candidates if o.namespace == namespace and o.name == name]
 
 
 def build_scope(evidence: Evidence, namespace: str, name: str) -> VMScope:
@@ -86,7 +89,7 @@ class _Index:
 
     def __init__(self, evidence: Evidence) -> None:
         self.by: dict[tuple[str, ...], list[tuple[int, KubeObject]]] = defaultdict(list)
-        for kind in (VMI, REVISION, POD, EVENT, VMIM):
+        for kind in INDEXED_KINDS:
             for position, obj in enumerate(evidence.of_kind(kind)):
                 for key in _keys(kind, obj):
                     self.by[(kind, *key)].append((position, obj))
