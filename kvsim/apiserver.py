@@ -54,7 +54,31 @@ PLURAL = {
     "Endpoints": "endpoints",
     "VirtualMachineInstanceMigration": "virtualmachineinstancemigrations.kubevirt.io",
     "Node": "nodes",
+    "VirtualMachinePool": "virtualmachinepools.pool.kubevirt.io",
+    "VirtualMachineInstanceReplicaSet": "virtualmachineinstancereplicasets.kubevirt.io",
+    "VirtualMachineSnapshot": "virtualmachinesnapshots.snapshot.kubevirt.io",
+    "VirtualMachineSnapshotContent": "virtualmachinesnapshotcontents.snapshot.kubevirt.io",
+    "VirtualMachineRestore": "virtualmachinerestores.snapshot.kubevirt.io",
 }
+# kinds whose metadata.generation the server keeps (the CRDs with a status subresource move it on
+# spec changes), and those whose status only the status subresource writes
+GENERATION_KINDS = (
+    "VirtualMachine",
+    "VirtualMachineInstance",
+    "VirtualMachinePool",
+    "VirtualMachineInstanceReplicaSet",
+    "VirtualMachineSnapshot",
+    "VirtualMachineRestore",
+)
+STATUS_SUBRESOURCE = (
+    "VirtualMachine",
+    "VirtualMachineInstanceMigration",
+    "VirtualMachinePool",
+    "VirtualMachineInstanceReplicaSet",
+    "VirtualMachineSnapshot",
+    "VirtualMachineSnapshotContent",
+    "VirtualMachineRestore",
+)
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery rand.String
 VMI_FINALIZER = "kubevirt.io/foregroundDeleteVirtualMachine"
 API_URL = "https://10.96.0.1:443"
@@ -148,6 +172,8 @@ class ApiServer:
         # the webhooks on creates, by kind; the cluster adds the migration webhooks (kvsim.vmim)
         self.admission: dict[str, Callable[[ApiServer, Obj], None]] = dict(ADMISSION)
         self.writes: list[tuple[int, str, Key]] = []  # (time, verb, key): the audit trail
+        # virt-api's subresources the cluster serves, by (kind, verb): handler(namespace, name)
+        self.subresources: dict[tuple[str, str], Callable[[str, str], None]] = {}
         self._frozen: dict[Key, bytes] = {}
         self._by_kind: dict[str, dict[Key, Obj]] = {}
         self._sorted: dict[str, list[Key]] = {}  # dropped when a key of the kind comes or goes
@@ -227,7 +253,7 @@ class ApiServer:
             raise already_exists(kind, meta["name"])
         meta["uid"] = self.new_uid()
         meta["creationTimestamp"] = timefmt.seconds(self.kernel.now)
-        if kind in ("VirtualMachine", "VirtualMachineInstance"):
+        if kind in GENERATION_KINDS:
             meta.setdefault("generation", 1)
         self.admission.get(kind, _no_admission)(self, obj)
         self._bump(obj)
@@ -278,6 +304,15 @@ class ApiServer:
             return
         self._remove(key)
 
+    def subresource(self, kind: str, verb: str, namespace: str, name: str) -> None:
+        """A PUT on a subresource (``freeze``, ``unfreeze``): its handler, or 404."""
+        handler = self.subresources.get((kind, verb))
+        if handler is None:
+            raise ApiError(
+                404, "NotFound", f"the server could not find the requested resource ({verb})"
+            )
+        handler(namespace, name)
+
     def remove(self, kind: str, namespace: str, name: str) -> None:
         """The final removal of a terminating object (the kubelet's grace-0 delete of a pod)."""
         if (kind, namespace, name) in self.objects:
@@ -288,7 +323,7 @@ class ApiServer:
             merged = thaw(self._frozen[key])
             merged["status"] = sent.get("status", {})
             return merged
-        if key[0] in ("VirtualMachine", "VirtualMachineInstanceMigration"):  # status subresource
+        if key[0] in STATUS_SUBRESOURCE:
             sent["status"] = clone(current.get("status", {}))
         for field_name in ("uid", "creationTimestamp", "deletionTimestamp", "generation"):
             if field_name in current["metadata"]:
@@ -298,9 +333,7 @@ class ApiServer:
     def _store(self, key: Key, current: Obj, updated: Obj) -> Obj:
         if updated == current:
             return thaw(self._frozen[key])
-        if key[0] in ("VirtualMachine", "VirtualMachineInstance") and updated.get(
-            "spec"
-        ) != current.get("spec"):
+        if key[0] in GENERATION_KINDS and updated.get("spec") != current.get("spec"):
             updated["metadata"]["generation"] = int(current["metadata"].get("generation", 1)) + 1
         self._bump(updated)
         meta = updated["metadata"]

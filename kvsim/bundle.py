@@ -27,6 +27,10 @@ PLURALS = {
     "Node": "nodes",
     "Endpoints": "endpoints",
     "VirtualMachineInstanceMigration": "virtualmachineinstancemigrations",
+    "VirtualMachinePool": "virtualmachinepools",
+    "VirtualMachineInstanceReplicaSet": "virtualmachineinstancereplicasets",
+    "VirtualMachineSnapshot": "virtualmachinesnapshots",
+    "VirtualMachineRestore": "virtualmachinerestores",
 }
 
 
