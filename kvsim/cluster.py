@@ -13,7 +13,10 @@ from typing import Any
 from kvsim import timefmt, virtapi
 from kvsim.apiserver import ApiError, ApiServer, Obj, Rejection, clone
 from kvsim.cluster_migrations import MigrationActions
+from kvsim.cluster_pools import PoolActions
+from kvsim.cluster_snapshots import CsiSnapshotter, SnapshotActions, serve_freeze
 from kvsim.events import EVENT_TTL_US
+from kvsim.guest_agent import GuestAgents
 from kvsim.informer import DropRule
 from kvsim.kernel import MS, SECOND, Kernel
 from kvsim.launcher import vmi_owner
@@ -29,6 +32,8 @@ from kvsim.vmim import admit as admit_migration
 
 VM = "VirtualMachine"
 POD_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery rand.String
+POOL_KINDS = ("VirtualMachinePool", "VirtualMachineInstanceReplicaSet")  # Cluster(pools=True)
+SNAPSHOT_KINDS = ("VirtualMachineSnapshot", "VirtualMachineRestore")  # Cluster(snapshots=True)
 KINDS_CAPTURED = (
     "VirtualMachine",
     "VirtualMachineInstance",
@@ -40,6 +45,8 @@ KINDS_CAPTURED = (
     "KubeVirt",
     "Node",
     "VirtualMachineInstanceMigration",
+    *POOL_KINDS,
+    *SNAPSHOT_KINDS,
 )
 MIGRATION_KINDS = ("VirtualMachineInstanceMigration",)  # captured from clusters that migrate
 
@@ -117,7 +124,7 @@ def vm_object(name: str, namespace: str, strategy: str | None, running: bool | N
 
 
 @dataclass
-class Cluster(MigrationActions):
+class Cluster(MigrationActions, PoolActions, SnapshotActions):
     seed: str
     start: int
     replicas_count: int = 2
@@ -131,6 +138,10 @@ class Cluster(MigrationActions):
     # migrations in the capture (off: the histories made before kvsim modelled them)
     live_migration: bool = False
     migration_fates: dict[tuple[str, int], str] = field(default_factory=dict)
+    # the pool and VMIRS controllers, the snapshot and restore controllers with virt-handler's
+    # freeze side, and their objects in the capture (off: the histories made before)
+    pools: bool = False
+    snapshots: bool = False
 
     def __post_init__(self) -> None:
         check_simulable(self.release, 2)
@@ -148,6 +159,9 @@ class Cluster(MigrationActions):
             self.handlers = VirtHandlers(
                 self.kernel, self.api, self.nodes, self.seed, self.migration_outcome
             )
+        if self.snapshots:
+            serve_freeze(self.api, GuestAgents(self.kernel, self.api, self.seed))
+            CsiSnapshotter(self.kernel, self.api, self.seed)
         self._rs_hash = "".join(self.rng.choice(POD_ALPHABET) for _ in range(10))
         self.replicas = [self._replica(i) for i in range(self.replicas_count)]
         for index, replica in enumerate(self.replicas):
@@ -170,6 +184,8 @@ class Cluster(MigrationActions):
             self.seed,
             lock_kind=self.lock_kind or release_lock(self.release),
             release=self.release,
+            pools=self.pools,
+            snapshots=self.snapshots,
         )
 
     def _cluster_objects(self) -> None:
@@ -399,11 +415,18 @@ class Cluster(MigrationActions):
     def run(self, until: int) -> None:
         self.kernel.run(until)
 
+    def _captures(self, kind: str) -> bool:
+        if kind in MIGRATION_KINDS:
+            return self.live_migration
+        if kind in POOL_KINDS:
+            return self.pools
+        return self.snapshots if kind in SNAPSHOT_KINDS else True
+
     def capture(self, at: int | None = None) -> Capture:
         if at is not None:
             self.run(at)
         now = self.kernel.now
-        kinds = [k for k in KINDS_CAPTURED if self.live_migration or k not in MIGRATION_KINDS]
+        kinds = [k for k in KINDS_CAPTURED if self._captures(k)]
         objects: dict[str, list[Obj]] = {kind: [] for kind in kinds}
         hosting = {
             str(v.get("status", {}).get("nodeName"))

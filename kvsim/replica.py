@@ -27,8 +27,11 @@ from kvsim.locks import EndpointsLeasesLock, EndpointsLock, Lock, Record, forbid
 from kvsim.logs import ContainerLog
 from kvsim.migration_controller import MigrationController
 from kvsim.node_controller import NodeController
+from kvsim.pools import PoolController
 from kvsim.releases import SIMULATED, check_simulable, has
+from kvsim.replicaset import ReplicaSetController
 from kvsim.runtime import CodeFaults, Runtime
+from kvsim.snapshots import WORKLOAD_KINDS, RestoreController, SnapshotController
 from kvsim.vm_controller import VMController
 from kvsim.vmi_controller import VMIController
 from kvsim.vmim import VMIM
@@ -101,6 +104,8 @@ class Replica:
     lock_kind: str = "Lease"  # "Endpoints" before KubeVirt v1.0, "EndpointsLeases" v1.0–v1.2
     lock_forbidden: bool = False  # its ClusterRole lost the lock's verbs
     release: str = SIMULATED  # whose positions its logs print (kvsim.releases)
+    pools: bool = False  # the pool and VMIRS controllers act (kvsim.pools, kvsim.replicaset)
+    snapshots: bool = False  # the snapshot and restore controllers act (kvsim.snapshots)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"replica/{self.seed}/{self.pod}")
@@ -344,7 +349,7 @@ class Replica:
         vm_controller, vmi_controller = VMController(rt), VMIController(rt)
         self.vm_controller = vm_controller
         budget = DisruptionBudgetController(rt, f"{self.seed}/{self.pod}/{len(self.logs)}")
-        others = self._migration_controllers(rt)
+        others = self._migration_controllers(rt) + self._workload_controllers(rt)
         if quiet:
             self.kernel.spawn(self.host, informers.start())
             self.kernel.spawn(self.host, vmi_controller.run())
@@ -389,6 +394,23 @@ class Replica:
         migrations = MigrationController(rt, cache, seed)
         evacuation, nodes = EvacuationController(rt, cache), NodeController(rt, cache)
         return [cache.start(), migrations.run(), evacuation.run(), nodes.run()]
+
+    def _workload_controllers(self, rt: Runtime) -> list[Process]:
+        """The pool and VMIRS controllers (application.go:642-643) and the snapshot and restore
+        controllers (646-655), on informers of their own, when the cluster has them on: the
+        histories made before kvsim modelled them stay as they were."""
+        if not (self.pools or self.snapshots):
+            return []
+        seed = f"{self.seed}/{self.pod}/{len(self.logs)}"
+        kinds = (*WORKLOAD_KINDS, "VirtualMachine", "VirtualMachineInstance", "ControllerRevision")
+        cache = Informers(self.api, self.host, f"{seed}/workloads", kinds=kinds)
+        cache.extra_lag_us = rt.informers.extra_lag_us
+        processes = [cache.start()]
+        if self.pools:
+            processes += [PoolController(rt, cache).run(), ReplicaSetController(rt, cache).run()]
+        if self.snapshots:
+            processes += [SnapshotController(rt, cache).run(), RestoreController(rt, cache).run()]
+        return processes
 
 
 def controller_pod(name: str, node: str, rs_hash: str, ip: str) -> Obj:
