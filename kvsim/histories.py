@@ -13,7 +13,9 @@ guarantees) to such a history; the name says which rule it should trip.
 Histories with live migrations, drains and node failures, on clusters that model virt-handler's
 side of them, are in :mod:`kvsim.migration_histories` (``migrations``, ``drain``,
 ``node_failure``, ``with_migration_fault``), re-exported here. The histories above never
-migrate, and stay as they were.
+migrate, and stay as they were. Histories of the pool, VMIRS, snapshot and restore controllers
+(``pool_update``, ``replicaset``, ``snapshot_restore``, on clusters built with ``pools=True`` /
+``snapshots=True``) are in :mod:`kvsim.pool_histories`, re-exported here too.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ from kvsim.migration_histories import (  # noqa: F401  (the live-migration histo
     with_migration_fault,
 )
 from kvsim.nodes import Fate
+from kvsim.pool_histories import (  # noqa: F401  (the workload-controller histories, re-exported)
+    POOL_HISTORIES,
+    pool_update,
+    replicaset,
+    snapshot_restore,
+)
 from kvsim.releases import SIMULATED, at_least
 
 STRATEGIES = ("Always", "RerunOnFailure", "Manual", "Halted", "Once")
