@@ -249,6 +249,68 @@ def _item_defaults(doc: dict[str, Any], default_kind: str | None) -> tuple[str |
     return kind[: -len(_LIST_SUFFIX)], api if isinstance(api, str) and api else None
 
 
+# --- a pretty-printed JSON list, cut into its items without decoding them ---
+
+_ITEMS_OPEN = re.compile(rb'\n( +)"items": \[\n( +)\{\n')
+_OPENS_OBJECT = re.compile(rb"\s*\{")
+
+
+@dataclass(frozen=True)
+class JsonListItems:
+    """The items of a pretty-printed JSON ``…List``, found by their lines, none decoded.
+
+    ``skeleton`` is the list object with ``items`` empty (decoded: the envelope is checked);
+    ``spans`` are the items' ``(start, end)`` byte offsets; ``key_indent`` is the indentation of
+    an item's own keys (an item's kind line is ``\n`` + key_indent + ``"kind": …``), one level
+    being ``unit`` spaces.
+    """
+
+    skeleton: dict[str, Any]
+    spans: list[tuple[int, int]]
+    key_indent: bytes
+    unit: int
+
+    def objects(self, items: list[Any], default_kind: str | None) -> list[dict[str, Any]]:
+        """Decoded ``items`` expanded as :func:`expand_lists` expands the whole list."""
+        return expand_lists({**self.skeleton, "items": items}, default_kind)
+
+
+def split_json_list(data: bytes) -> JsonListItems | None:
+    """The items of ``data`` when it is one JSON object of the shape serialisers write with an
+    indent (kubectl ``-o json``, ``json.dumps(indent=…)``): ``"items": [`` on its own line, each
+    item opening with ``{`` and closing with ``}`` alone on a line at one indentation. None for
+    any other shape: the caller decodes the whole input. JSON strings hold no raw newline, so a
+    line that is only a brace at the items' indentation is structure, never text."""
+    opened = _ITEMS_OPEN.search(data)
+    if opened is None or not _OPENS_OBJECT.match(data):
+        return None
+    outer, inner = opened.group(1), opened.group(2)
+    last = data.rfind(b"\n" + inner + b"}\n" + outer + b"]")
+    if len(inner) <= len(outer) or last < opened.end():
+        return None
+    separator = b"\n" + inner + b"},\n" + inner + b"{"
+    found = re.compile(re.escape(separator)).finditer(data, opened.end(), last)
+    starts = [opened.end(2), *(m.end() - 1 for m in found)]
+    if data.find(b"\n" + outer + b"]", starts[-1], last) >= 0:
+        return None  # the array closed before: not the shape read here
+    after = last + len(inner) + len(outer) + 4  # past the items' closing ``]``
+    skeleton = _envelope(data[: opened.end(1) + len(b'"items": [')] + b"]" + data[after:])
+    if skeleton is None or skeleton.get("items") != [] or not _is_list(skeleton):
+        return None
+    ends = [start - len(separator) + len(inner) + 3 for start in starts[1:]]
+    spans = list(zip(starts, [*ends, last + len(inner) + 2], strict=True))
+    unit = len(inner) - len(outer)
+    return JsonListItems(skeleton, spans, inner + b" " * unit, unit)
+
+
+def _envelope(text: bytes) -> dict[str, Any] | None:
+    try:
+        loaded = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
 # --- `oc get events` text table, as written by must-gather --vm-incident ---
 
 _AGE = re.compile(r"^(?:(\d+)y)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")

@@ -13,6 +13,7 @@ from typing import IO, Any
 
 from kvtrace.errors import UnsafeBundleError
 from kvtrace.evidence import KUBEVIRT, Evidence, KubeObject, LogStream
+from kvtrace.sources.object_filter import FilteredFile, ObjectFilter
 from kvtrace.sources.objects import ObjectIndex
 from kvtrace.sources.safety import (
     DECODE_ERRORS,
@@ -31,8 +32,8 @@ from parsers.timestamps import parse_time
 class EvidenceBuilder:
     """Accumulates one bundle's evidence; :meth:`build` hands out the :class:`Evidence`."""
 
-    def __init__(self, tree: BundleTree, limits: Limits) -> None:
-        self.tree, self.limits = tree, limits
+    def __init__(self, tree: BundleTree, limits: Limits, only: ObjectFilter | None = None) -> None:
+        self.tree, self.limits, self.only = tree, limits, only
         self.index = ObjectIndex()
         self.logs: list[LogStream] = []
         self.skipped: list[tuple[str, str]] = list(tree.skipped)
@@ -65,6 +66,14 @@ class EvidenceBuilder:
         data = self.read(relative)
         if data is None:
             return 0
+        if self.only is not None:
+            record = FilteredFile(relative, default_kind, from_list is not False)
+            selected = self.only.select(data, record)
+            if selected is not None:
+                listed = selected.count != 1 if from_list is None else from_list
+                record.from_list = listed
+                self.add_objects(selected.objects, relative, listed)
+                return selected.count
         loaded = load_manifests(data, relative, default_kind)
         if loaded.error is not None:
             self.skip(
@@ -107,7 +116,26 @@ class EvidenceBuilder:
         opener = functools.partial(_open_log, path, self.limits.max_log_bytes, relative)
         self.logs.append(LogStream(info, opener, prefixed, path if plain else None))
 
+    def _read_again(self) -> None:
+        """Decode the items of filtered files that needles found after them match; when no
+        version is stated, the pods whose image tags may tell it (kvtrace.model.version)."""
+        assert self.only is not None
+        if self.kubevirt_version is None and not kubevirt_version_of(
+            self.index.by_kind().get(KUBEVIRT)
+        ):
+            self.only.search_images()
+        while stale := self.only.stale():
+            for record in stale:
+                data = self.read(record.relative) or b""
+                objects = self.only.reselect(data, record)
+                if objects is None:
+                    record.needles_seen = len(self.only.needles)
+                    objects = load_manifests(data, record.relative, record.default_kind).objects
+                self.add_objects(objects, record.relative, record.from_list)
+
     def build(self, layout: str, coverage: str) -> Evidence:
+        if self.only is not None:
+            self._read_again()
         objects = self.index.by_kind()
         return Evidence(
             layout=layout,

@@ -21,6 +21,7 @@ from kvtrace.errors import InputError
 from kvtrace.evidence import Evidence
 from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.layouts import cluster_dump, kvtrace_bundle, mustgather, plain, vm_incident
+from kvtrace.sources.object_filter import ObjectFilter
 from kvtrace.sources.safety import (
     Limits,
     probe_readable,
@@ -35,12 +36,18 @@ from parsers.paths import source_from_path
 from parsers.records import SourceInfo
 
 STDIN = "-"
+VMKey = tuple[str, str]
 NO_OBJECTS = "no objects: VM/VMI/pods/events come only from a bundle or a live cluster"
 
 
 @contextmanager
-def open_bundle(path: Path, limits: Limits | None = None) -> Iterator[Evidence]:
-    """The evidence in a bundle directory, archive (tar, tar.gz, …) or single file."""
+def open_bundle(
+    path: Path, limits: Limits | None = None, only: VMKey | None = None
+) -> Iterator[Evidence]:
+    """The evidence in a bundle directory, archive (tar, tar.gz, …) or single file.
+
+    ``only`` (namespace, name): decode only the objects that VM's timeline can use
+    (:mod:`kvtrace.sources.object_filter`); its timeline is the same, other VMs are absent."""
     path = Path(path)
     if not path.exists():
         raise InputError(
@@ -49,13 +56,13 @@ def open_bundle(path: Path, limits: Limits | None = None) -> Iterator[Evidence]:
         )
     limits = limits or Limits.from_env()
     with open_tree(path, limits) as tree:
-        yield read_tree(tree, limits)
+        yield read_tree(tree, limits, ObjectFilter.for_vm(*only) if only else None)
 
 
-def read_tree(tree: BundleTree, limits: Limits) -> Evidence:
+def read_tree(tree: BundleTree, limits: Limits, only: ObjectFilter | None = None) -> Evidence:
     """Sniff the layout of ``tree`` (in the order of the module docstring) and read it with that
     layout's rules."""
-    builder = EvidenceBuilder(tree, limits)
+    builder = EvidenceBuilder(tree, limits, only)
     own = kvtrace_bundle.find_manifest(tree)
     if own is not None:
         return kvtrace_bundle.read_kvtrace_bundle(builder, *own)

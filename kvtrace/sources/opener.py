@@ -17,11 +17,14 @@ def open_evidence(
     logs: Sequence[str],
     cluster: ClusterSettings | None = None,
     scope: CollectScope | None = None,
+    only: tuple[str, str] | None = None,
 ) -> Iterator[Evidence]:
     """Open a bundle and/or log files as one Evidence (temp space removed on exit).
 
     With neither, read the live cluster (``cluster`` flags, ``scope`` to collect; defaults:
     the kubeconfig's current context and namespace) through the same bundle reader.
+    ``only`` (namespace, name): a hint that one VM's timeline is all that is wanted, so a
+    bundle's objects of other VMs need not be decoded.
     """
     from kvtrace.sources.bundle import open_bundle, open_logs
 
@@ -30,7 +33,7 @@ def open_evidence(
             yield live
         return
     with ExitStack() as stack:
-        evidence = stack.enter_context(open_bundle(Path(bundle))) if bundle else None
+        evidence = stack.enter_context(open_bundle(Path(bundle), only=only)) if bundle else None
         extra = stack.enter_context(open_logs(list(logs))) if logs else None
         yield _merge(evidence, extra)
 
