@@ -159,3 +159,24 @@ def test_any_object_file_loads_or_reports_its_errors(content, path):
     loaded = load_manifests(content, path)
     assert all(isinstance(o, dict) for o in loaded.objects)
     assert loaded.error is None or str(loaded.error).startswith(path)
+
+
+CLEAN_SAMPLE_FILES = st.lists(
+    REAL_MEMBER, min_size=1, max_size=len(REAL_FILES), unique_by=lambda m: m[0]
+)
+
+
+@settings(
+    max_examples=max(10, EXAMPLES // 6),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(CLEAN_SAMPLE_FILES)
+def test_cut_or_missing_evidence_of_a_clean_history_is_never_a_violation(members):
+    """The always-restart sample has no violation. Taking files away or cutting them anywhere
+    removes evidence: it may make findings open questions, never violations (a false ✗ is the
+    worst answer kvtrace can give)."""
+    with tempfile.TemporaryDirectory() as work:
+        archive = Path(work) / "bundle.tar.gz"
+        archive.write_bytes(_tar(members))
+        code, out, err = _run(["check", "-A", "--bundle", str(archive)])
+        assert code != 3 or " 0 violation(s)" in out, out[-2500:]

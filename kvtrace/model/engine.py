@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from kvtrace.model.facts import derive
+from kvtrace.model.facts import Facts, derive
 from kvtrace.model.releases import against, applies, candidates, judge, not_applied
 from kvtrace.model.rules import RULES
-from kvtrace.model.verdicts import EXPLAINED, UNVERIFIABLE, VIOLATION, Verdict, severity_rank
+from kvtrace.model.verdicts import (
+    EXPLAINED,
+    UNVERIFIABLE,
+    VIOLATION,
+    Finding,
+    Rule,
+    Verdict,
+    severity_rank,
+    unverifiable,
+)
 from kvtrace.model.version import VersionInfo
 from kvtrace.timeline.build import Timeline
 
@@ -101,7 +111,7 @@ def assess(
     verdicts: list[Verdict] = []
     explained: Counter[str] = Counter()
     for rule in RULES:
-        for finding in rule.check(facts):
+        for finding in _findings(rule, facts):
             if finding.status == EXPLAINED and not keep_explained:
                 explained[rule.id] += 1
                 continue
@@ -112,6 +122,25 @@ def assess(
     if version is not None:
         timeline.notes.extend(assessment.judge(version))
     return assessment
+
+
+MALFORMED = (TypeError, ValueError, AttributeError, KeyError, IndexError)
+
+
+def _findings(rule: Rule, facts: Facts) -> list[Finding]:
+    """A rule's findings; a rule that cannot read an object of the evidence (a stranger's
+    truncated or hand-edited object of another shape) gives one open question naming it rather
+    than ending the run (``KVTRACE_DEBUG=1`` raises, for kvtrace's own bugs)."""
+    try:
+        return list(rule.check(facts))
+    except MALFORMED as exc:
+        if os.environ.get("KVTRACE_DEBUG"):
+            raise
+        why = (
+            f"the evidence holds an object this rule cannot read ({type(exc).__name__}: {exc}): "
+            "a truncated or hand-edited object; the skipped and unparsed files say which"
+        )
+        return [unverifiable(why)]
 
 
 def _by_row(verdicts: list[Verdict]) -> dict[int, list[Verdict]]:

@@ -31,7 +31,15 @@ def _meta(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _vmis(facts: Facts) -> list[Incarnation]:
-    return [inc for inc in facts.incarnations if inc.vmi is not None]
+    """The incarnations whose VMI object is whole enough to judge: one the API server returns
+    always has a ``spec`` and a ``status`` mapping (startVMI writes both before the create)."""
+    return [inc for inc in facts.incarnations if inc.vmi is not None and _whole(inc.vmi)]
+
+
+def _whole(obj: Any) -> bool:
+    """A spec and a status mapping, as the API returns a VM the controller has reconciled or a
+    VMI; a file cut short loses the status first (it comes last)."""
+    return isinstance(obj.body.get("spec"), dict) and isinstance(obj.body.get("status"), dict)
 
 
 def _row_of(facts: Facts, inc: Incarnation) -> tuple[int, ...]:
@@ -43,7 +51,14 @@ def _row_of(facts: Facts, inc: Incarnation) -> tuple[int, ...]:
 
 
 def _missing_vmis(facts: Facts) -> Iterator[Finding]:
-    if not _vmis(facts):
+    partial = [inc for inc in facts.incarnations if inc.vmi is not None and not _whole(inc.vmi)]
+    for inc in partial:
+        yield unverifiable(
+            f"the VMI object of {inc.uid[:8]} has no spec or no status (every VMI read from the "
+            "API has both): a truncated or edited object, not judged",
+            *_row_of(facts, inc),
+        )
+    if not _vmis(facts) and not partial:
         yield unverifiable("no VMI object in the evidence (a deleted VMI leaves only log lines)")
 
 
@@ -69,6 +84,13 @@ def _revision_of(facts: Facts, inc: Incarnation, revisions: dict[str, Any]) -> F
     found = START_REVISION.match(named)
     if owner is None or annotation is None or not str(annotation).isdigit():
         return unverifiable("needs the VMI's owner uid and its kubevirt.io/vm-generation", *rows)
+    if not named:
+        return unverifiable(
+            "the VMI's status has no virtualMachineRevisionName; startVMI always writes it "
+            "(vm.go:1291), and it is the last status field a listing prints, so the object is "
+            "most likely cut short or edited",
+            *rows,
+        )
     if found is None or found.group("uid") != owner:
         return violated(
             f"status.virtualMachineRevisionName is {named!r}, not "
@@ -165,6 +187,12 @@ def firmware_uuid(facts: Facts) -> Iterator[Finding]:
     if vm is None:
         yield unverifiable("no VM object: the template's firmware UUID is unknown")
         return
+    if not _whole(vm):
+        yield unverifiable(
+            "the VM object has no spec or no status (a VM the controller has seen has both): "
+            "a truncated or edited object, whose template cannot be trusted to be whole"
+        )
+        return
     yield from _missing_vmis(facts)
     for inc in _vmis(facts):
         assert inc.vmi is not None
@@ -178,6 +206,13 @@ def firmware_uuid(facts: Facts) -> Iterator[Finding]:
                 "the VM changed after this VMI started (metadata.generation past its "
                 f"{GENERATION}) and the start revision is not in the evidence: the template "
                 "it was started from is unknown",
+                *rows,
+            )
+            continue
+        if not isinstance(started_from.get("domain"), dict):
+            yield unverifiable(
+                "the VM template in the evidence has no spec.domain (every template has one: "
+                "the object is truncated or edited): whether it set a firmware UUID is unknown",
                 *rows,
             )
             continue
@@ -196,17 +231,23 @@ def _template_at_start(facts: Facts, inc: Incarnation) -> dict[str, Any] | None:
     VM's own while its generation is still the VMI's ``kubevirt.io/vm-generation``, else the
     start revision's copy of the VM spec (vm.go:1840-1866)."""
     assert facts.vm is not None and inc.vmi is not None
-    spec = facts.vm.body.get("spec") or {}
-    annotation = ((inc.vmi.body.get("metadata") or {}).get("annotations") or {}).get(GENERATION)
-    generation = (facts.vm.body.get("metadata") or {}).get("generation")
+    annotation = _at(inc.vmi.body, "metadata", "annotations").get(GENERATION)
+    generation = _at(facts.vm.body, "metadata").get("generation")
     if annotation is not None and str(annotation) == str(generation):
-        return dict((spec.get("template") or {}).get("spec") or {})
+        return dict(_at(facts.vm.body, "spec", "template", "spec"))
     named = str(inc.status.get("virtualMachineRevisionName") or "")
     for revision in facts.timeline.scope.revisions:
         if revision.name == named:
-            stored = ((revision.body.get("data") or {}).get("spec") or {}).get("template") or {}
-            return dict(stored.get("spec") or {})
+            return dict(_at(revision.body, "data", "spec", "template", "spec"))
     return None
+
+
+def _at(value: Any, *path: str) -> dict[str, Any]:
+    """The mapping at ``path``, or {} where a stranger's object has something else there (a
+    truncated file, a hand edit)."""
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else {}
 
 
 def _firmware(spec: Any) -> str | None:
