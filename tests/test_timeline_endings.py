@@ -110,3 +110,15 @@ def test_a_node_failure_ending_names_the_node():
     assert first.cause == E.NODE_FAILURE
     row = timeline.rows[first.row or 0]
     assert row.subject_name and f"node {row.subject_name}:" in first.detail
+
+
+def test_a_pool_update_ending_is_named_as_such():
+    """A VirtualMachinePool's template edit: the pool deletes each outdated VMI (pool.go:1636)
+    and the VM controller starts a new one from the new template."""
+    from kvsim.histories import pool_update
+
+    timeline, assessment = assessed(pool_update(0).capture(), "web-0")
+    found = E.endings(timeline)
+    assert found[0].cause == E.POOL_UPDATE and len(found) >= 2
+    assert "Proactive update of VM default/web-0" in timeline.rows[found[0].row or 0].what
+    assert not [v for v in assessment.verdicts if v.status == "violation"]
