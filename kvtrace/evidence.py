@@ -22,6 +22,9 @@ LEASE = "Lease"
 ENDPOINTS = "Endpoints"
 KUBEVIRT = "KubeVirt"
 NODE = "Node"
+SNAPSHOT = "VirtualMachineSnapshot"
+RESTORE = "VirtualMachineRestore"
+POOL = "VirtualMachinePool"
 
 
 @dataclass

@@ -275,6 +275,22 @@ def node_failure_restart() -> Capture:
     return cluster.capture(start + 14 * MINUTE)
 
 
+def pool_proactive_update() -> Capture:
+    """kvsim's pool history: pool ``web`` edits its template; the pool updates each VM and
+    deletes its outdated VMI (pool.go:1636), the VM controller starts the new one."""
+    from kvsim.histories import pool_update
+
+    return pool_update(0).capture()
+
+
+def snapshot_and_restore() -> Capture:
+    """kvsim's snapshot history: an online snapshot of ``vm-0`` (freeze, volume snapshots,
+    unfreeze), later the VM is stopped, restored from it and started again."""
+    from kvsim.histories import snapshot_restore
+
+    return snapshot_restore(0).capture()
+
+
 SAMPLES = (
     Sample(
         "always-restart",
@@ -416,6 +432,26 @@ SAMPLES = (
         "the VM controller starts a new one on another node.",
         "no violation; the first incarnation ended by a node failure",
         node_failure_restart,
+    ),
+    Sample(
+        "pool-proactive-update",
+        "kvtrace",
+        "a VirtualMachinePool `web` edits its VM template; the pool updates each VM and, for a "
+        "running one, deletes its outdated VMI (`Proactive update of VM default/web-0 by "
+        "deleting outdated VMI`, pool.go:1636); the VM controller starts a new VMI from the new "
+        "template. The first incarnation of each VM ends by a pool update.",
+        "no violation",
+        pool_proactive_update,
+    ),
+    Sample(
+        "snapshot-restore",
+        "kvtrace",
+        "an online VirtualMachineSnapshot of `default/vm-0` (the guest is frozen and unfrozen "
+        "around the volume snapshots); later the VM is stopped, restored from the snapshot and "
+        "started again. The snapshot's and the restore's Events and lines are in vm-0's "
+        "timeline.",
+        "no violation",
+        snapshot_and_restore,
     ),
     Sample(
         "leader-failover-gap",

@@ -121,7 +121,10 @@ def test_violations_exit_three_and_fail_on_filters_by_severity(capsys, tmp_path)
 
 # Samples whose lines name their VM in several ways: by the object they are logged with, by
 # the key in the text, and (the migration, node and pool controllers) only in the text.
-ROUTED_SAMPLES = ("always-restart", "live-migration", "drain-one-failed", "node-failure-restart")
+ROUTED_SAMPLES = (
+    *("always-restart", "live-migration", "drain-one-failed", "node-failure-restart"),
+    *("pool-proactive-update", "snapshot-restore"),
+)
 
 
 @pytest.mark.parametrize("sample", ROUTED_SAMPLES)

@@ -57,3 +57,17 @@ def test_the_name_alone_counts_in_a_line_logged_in_the_vms_namespace():
     other = _record("Failed freezing vm web-2: timeout", namespace="prod", name="web-snap-1")
     assert attribute(other, SCOPE, {}) is None
     assert attribute(_record(msg), SCOPE, {}) is None
+
+
+def test_a_restore_and_a_snapshot_of_the_vm_reach_its_timeline():
+    """The restore controller logs with the restore (``Updating VirtualMachineRestore``,
+    restore.go:202 at v1.9.0) and Events name the snapshot, its content and the restore."""
+    from kvtrace.sources.bundle import open_bundle
+    from kvtrace.timeline.build import build_timeline
+    from tests.conftest import SAMPLES
+
+    with open_bundle(SAMPLES / "snapshot-restore") as evidence:
+        timeline = build_timeline(evidence, "default", "vm-0")
+    kinds = {r.arg("kind") for r in timeline.rows if r.origin == "event"}
+    assert {"VirtualMachineSnapshot", "VirtualMachineRestore"} <= kinds
+    assert any(r.what == "Updating VirtualMachineRestore" for r in timeline.rows)

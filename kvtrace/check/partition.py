@@ -114,7 +114,12 @@ class _Writers:
             handle.close()
 
 
-def split_range(stream: LogStream, part: Range, directory: str, buckets: int) -> int:
+Aliases = dict[bytes, bytes]  # b"ns/object" → b"ns/vm": objects whose lines are a VM's
+
+
+def split_range(
+    stream: LogStream, part: Range, directory: str, buckets: int, aliases: Aliases | None = None
+) -> int:
     """Phase one for one range: route every line; returns the number of lines in the range."""
     writers = _Writers(Path(directory), part.id)
     previous = UNROUTED
@@ -122,19 +127,20 @@ def split_range(stream: LogStream, part: Range, directory: str, buckets: int) ->
     try:
         with stream.open() as handle:
             for count, line in enumerate(_lines(handle, part), 1):
-                previous = _route(line, previous, buckets)
+                previous = _route(line, previous, buckets, aliases or {})
                 writers.write(previous, count, line)
     finally:
         writers.close()
     return count
 
 
-def _route(line: bytes, previous: str, buckets: int) -> str:
+def _route(line: bytes, previous: str, buckets: int, aliases: Aliases) -> str:
     if _is_continuation(line):
         return previous
     if any(mark in line for mark in _LEADER_MARKS):
         return LEADER
     key = vm_key(line)
+    key = aliases.get(key, key) if key else key  # a restore's line goes with its VM's
     return str(bucket_of(key, buckets)) if key else UNROUTED
 
 
@@ -174,13 +180,17 @@ def _size(stream: LogStream) -> int | None:
 
 
 def split_all(
-    pool: Executor, streams: Sequence[LogStream], directory: str, buckets: int
+    pool: Executor,
+    streams: Sequence[LogStream],
+    directory: str,
+    buckets: int,
+    aliases: Aliases | None = None,
 ) -> tuple[dict[int, int], dict[int, int]]:
     """Run phase one; returns how many lines come before each range in its stream, and how many
     lines each stream has."""
     parts = ranges(streams)
     counts = list(
-        pool.map(_split_task, [(streams[p.stream], p, directory, buckets) for p in parts])
+        pool.map(_split_task, [(streams[p.stream], p, directory, buckets, aliases) for p in parts])
     )
     first: dict[int, int] = {}
     seen: dict[int, int] = {}
@@ -190,7 +200,7 @@ def split_all(
     return first, seen
 
 
-def _split_task(args: tuple[LogStream, Range, str, int]) -> int:
+def _split_task(args: tuple[LogStream, Range, str, int, Aliases | None]) -> int:
     return split_range(*args)
 
 

@@ -70,12 +70,23 @@ def check_partitioned(
         context = multiprocessing.get_context("fork")
         try:
             with ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
-                first, lines = split_all(pool, streams, str(directory), _JOB.buckets)
+                aliases = _aliases(router)
+                first, lines = split_all(pool, streams, str(directory), _JOB.buckets, aliases)
                 names = [LEADER, UNROUTED, *(str(b) for b in range(_JOB.buckets))]
                 results = list(pool.map(_check_bucket, [(n, first) for n in names]))
         finally:
             _JOB = None
     return [vm for r in results for vm in r.vms], _reports(streams, lines, results)
+
+
+def _aliases(router: Router) -> dict[bytes, bytes]:
+    """The objects logged in a VM's name (its snapshots, restores and their contents): their
+    lines go to the VM's bucket, as the router sends them to the VM in process."""
+    return {
+        f"{ns}/{owned}".encode(): f"{ns}/{name}".encode()
+        for (ns, name), scope in router.scopes.items()
+        for owned in scope.owned_names
+    }
 
 
 def _reports(

@@ -12,7 +12,10 @@ from kvtrace.evidence import (
     LEASE,
     NODE,
     POD,
+    POOL,
+    RESTORE,
     REVISION,
+    SNAPSHOT,
     VM,
     VMI,
     VMIM,
@@ -31,6 +34,9 @@ PLURAL_KINDS = {
     "endpoints": ENDPOINTS,
     "kubevirts": KUBEVIRT,
     "nodes": NODE,
+    "virtualmachinesnapshots": SNAPSHOT,
+    "virtualmachinerestores": RESTORE,
+    "virtualmachinepools": POOL,
 }
 USED_KINDS = frozenset(PLURAL_KINDS.values())
 # The API group each used kind must come from: a VMware ``VirtualMachine`` or an
@@ -46,6 +52,9 @@ KIND_GROUPS = {
     ENDPOINTS: "",
     LEASE: "coordination.k8s.io",
     REVISION: "apps",
+    SNAPSHOT: "snapshot.kubevirt.io",
+    RESTORE: "snapshot.kubevirt.io",
+    POOL: "pool.kubevirt.io",
 }
 NO_UID = "no_uid"
 

@@ -164,6 +164,8 @@ def attribute(record: LogRecord, scope: VMScope, matched: dict[str, str]) -> Att
         return Attribution("name", _vmi_uid_from_unknown(record, scope))
     if record.namespace == scope.namespace and _is_launcher_of(record.name, scope):
         return Attribution("pod name")
+    if record.namespace == scope.namespace and record.name in scope.owned_names:
+        return Attribution("snapshot or restore of the VM")
     key = matched.get("key")
     if key == f"{scope.namespace}/{scope.name}":
         return Attribution("key in message")

@@ -48,8 +48,8 @@ class Router:
         for uid in (scope.vm_uid, *scope.vmi_uids, *(p.uid for p in scope.pods)):
             if uid:
                 self.by_uid[uid] = key
-        for pod in scope.pods:
-            self.by_pod[(scope.namespace, pod.name)] = key
+        for name in (*(p.name for p in scope.pods), *scope.owned_names):
+            self.by_pod[(scope.namespace, name)] = key  # objects whose lines are the VM's
 
     def keys_for(
         self, record: LogRecord, matched: dict[str, str], message_id: str | None = None

@@ -15,12 +15,26 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvtrace.evidence import EVENT, KUBEVIRT, POD, REVISION, VM, VMI, VMIM, Evidence, KubeObject
+from kvtrace.evidence import (
+    EVENT,
+    KUBEVIRT,
+    POD,
+    RESTORE,
+    REVISION,
+    SNAPSHOT,
+    VM,
+    VMI,
+    VMIM,
+    Evidence,
+    KubeObject,
+)
+
+SNAPSHOT_CONTENT = "VirtualMachineSnapshotContent"
 
 START_REVISION = re.compile(r"^revision-start-vm-(?P<uid>[0-9a-fA-F-]{36})-(?P<gen>\d+)$")
 _DELETED_VMI = re.compile(r"deleting the virtual machine instance (?P<uid>\S+)$")
 # Every kind a scope looks objects up in: each is read through _Index, never scanned per VM.
-INDEXED_KINDS = (VM, VMI, REVISION, POD, EVENT, VMIM)
+INDEXED_KINDS = (VM, VMI, REVISION, POD, EVENT, VMIM, SNAPSHOT, RESTORE)
 
 
 @dataclass
@@ -36,6 +50,9 @@ class VMScope:
     events: list[KubeObject] = field(default_factory=list)
     migrations: list[KubeObject] = field(default_factory=list)  # VMIMs naming the VM's VMI
     kubevirt: KubeObject | None = None  # the KubeVirt CR: cluster-wide configuration
+    # VirtualMachineSnapshots of the VM (spec.source) and VirtualMachineRestores onto it
+    # (spec.target): their lines are logged with them, their Events name them
+    snapshots: list[KubeObject] = field(default_factory=list)
     vmi_uids: list[str] = field(default_factory=list)  # every incarnation, oldest first when known
 
     @property
@@ -45,6 +62,16 @@ class VMScope:
     @property
     def pod_names(self) -> set[str]:
         return {p.name for p in self.pods}
+
+    @property
+    def owned_names(self) -> set[str]:
+        """Names of the VM's snapshot, restore and snapshot-content objects."""
+        names = {s.name for s in self.snapshots}
+        for snapshot in self.snapshots:
+            content = (snapshot.body.get("status") or {}).get("virtualMachineSnapshotContentName")
+            if isinstance(content, str) and content:
+                names.add(content)
+        return names
 
 
 def owner_uids(body: dict[str, Any]) -> set[str]:
@@ -72,6 +99,7 @@ def build_scope(evidence: Evidence, namespace: str, name: str) -> VMScope:
     scope.pods = _pods_of(evidence, scope)
     scope.migrations = _migrations_of(evidence, scope)
     scope.kubevirt = next(iter(evidence.of_kind(KUBEVIRT)), None)
+    scope.snapshots = _snapshots_of(evidence, scope)
     scope.events = _events_of(evidence, scope)
     scope.vmi_uids = _incarnation_uids(scope)
     return scope
@@ -113,6 +141,8 @@ def _keys(kind: str, obj: KubeObject) -> list[tuple[str, ...]]:
     elif kind == VMIM:
         spec = obj.body.get("spec") or {}
         keys.append(("vmi-name", obj.namespace or "", str(spec.get("vmiName", ""))))
+    elif kind in (SNAPSHOT, RESTORE):
+        keys.append(("of-vm", obj.namespace or "", _vm_named(obj) or ""))
     elif kind == EVENT:
         involved = obj.body.get("involvedObject") or {}
         keys.append(("uid", str(involved.get("uid", ""))))
@@ -183,6 +213,23 @@ def _pods_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     return found
 
 
+def _vm_named(obj: KubeObject) -> str | None:
+    """The VM a snapshot is of (``spec.source``) or a restore is onto (``spec.target``)."""
+    spec = obj.body.get("spec") or {}
+    ref = (
+        spec.get("source" if obj.kind == SNAPSHOT else "target") if isinstance(spec, dict) else None
+    )
+    if isinstance(ref, dict) and ref.get("kind") in (None, VM) and ref.get("name"):
+        return str(ref["name"])
+    return None
+
+
+def _snapshots_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
+    index, key = _index(evidence), ("of-vm", scope.namespace, scope.name)
+    found = [*index.candidates(SNAPSHOT, key), *index.candidates(RESTORE, key)]
+    return [o for o in found if o.namespace == scope.namespace and _vm_named(o) == scope.name]
+
+
 def _migrations_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     """VMIMs whose ``spec.vmiName`` is the VM's (the link is by name only, virtinformers.go:550)."""
     key = ("vmi-name", scope.namespace, scope.name)
@@ -196,9 +243,11 @@ def _migrations_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
 
 def _events_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     uids = {scope.vm_uid, *(v.uid for v in scope.vmis), *(p.uid for p in scope.pods)} - {None}
-    uids |= {m.uid for m in scope.migrations} - {None}
+    uids |= {m.uid for m in (*scope.migrations, *scope.snapshots)} - {None}
     names = {(VM, scope.name), (VMI, scope.name), *((POD, p) for p in scope.pod_names)}
     names |= {(VMIM, m.name) for m in scope.migrations}
+    names |= {(s.kind, s.name) for s in scope.snapshots}
+    names |= {(SNAPSHOT_CONTENT, n) for n in scope.owned_names}
     found = []
     keys: list[tuple[str, ...]] = [("uid", str(uid)) for uid in sorted(str(u) for u in uids)]
     keys += [("involved", scope.namespace, kind, name) for kind, name in sorted(names)]
