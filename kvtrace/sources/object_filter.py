@@ -136,6 +136,8 @@ class ObjectFilter:
             return True
         meta = body.get("metadata")
         meta = meta if isinstance(meta, dict) else {}
+        if not self._may_be_in_scope(str(body["kind"]), meta):
+            return True
         kind = str(body["kind"])
         values = [meta.get("uid")]
         if kind in _NAMED:
@@ -149,6 +151,18 @@ class ObjectFilter:
             always = (n for n, source in self.needles if source is None)
             if needle not in self.needles and not any(n in needle[0] for n in always):
                 self.needles.append(needle)
+        return True
+
+    def _may_be_in_scope(self, kind: str, meta: dict[str, Any]) -> bool:
+        """False only for what no scope of the VM holds (kvtrace.timeline.vmscope): a VM of
+        another key, a pod that is not a launcher (the virt-controller pods)."""
+        if kind == VM:  # as kvtrace.sources.objects reads the key
+            namespace = str(meta["namespace"]) if meta.get("namespace") else None
+            return (namespace, meta.get("name")) == (self.namespace, self.name)
+        if kind == POD:
+            labels = meta.get("labels")
+            role = labels.get("kubevirt.io") if isinstance(labels, dict) else None
+            return role in (None, "virt-launcher")
         return True
 
     def search_images(self) -> None:
