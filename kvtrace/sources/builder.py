@@ -129,7 +129,7 @@ class EvidenceBuilder:
                 data = self.read(record.relative) or b""
                 objects = self.only.reselect(data, record)
                 if objects is None:
-                    record.needles_seen = len(self.only.needles)
+                    self.only.files.remove(record)
                     objects = load_manifests(data, record.relative, record.default_kind).objects
                 self.add_objects(objects, record.relative, record.from_list)
 

@@ -67,6 +67,8 @@ class ObjectFilter:
         # (needle, the kind of the object it came from; None: the VM's name, always searched)
         self.needles: list[tuple[bytes, str | None]] = [(name.encode(), None), (ALWAYS, None)]
         self.files: list[FilteredFile] = []
+        # a value a byte scan may miss (JSON may escape it) was met: decode everything
+        self.given_up = False
 
     @classmethod
     def for_vm(cls, namespace: str, name: str) -> ObjectFilter | None:
@@ -74,6 +76,8 @@ class ObjectFilter:
 
     def select(self, data: bytes, record: FilteredFile) -> Selection | None:
         """The items of ``data`` that may belong to the VM, or None: decode it all."""
+        if self.given_up:
+            return None
         items = split_json_list(data)
         record.kind = _one_kind(data, items, record.default_kind) if items is not None else None
         if items is None or record.kind is None or not _named(data, items):
@@ -87,6 +91,8 @@ class ObjectFilter:
 
     def reselect(self, data: bytes, record: FilteredFile) -> list[dict[str, Any]] | None:
         """The items of a file read before that match needles found since; None: decode all."""
+        if self.given_up:
+            return None
         items = split_json_list(data)
         decoded = self._decode(data, items, record) if items is not None else None
         if items is None or decoded is None:
@@ -146,6 +152,7 @@ class ObjectFilter:
             if not value:
                 continue
             if not isinstance(value, str) or not _PLAIN.match(value):
+                self.given_up = True
                 return False
             needle = (value.encode(), kind)
             always = (n for n, source in self.needles if source is None)
@@ -172,8 +179,9 @@ class ObjectFilter:
             self.needles.append((b"virt-launcher", IMAGES))
 
     def stale(self) -> list[FilteredFile]:
-        """Files read before needles they may hold were known: read again."""
-        return [f for f in self.files if f.needles_seen < len(self.needles)]
+        """Files read before needles they may hold were known (or before the filter gave up):
+        read again."""
+        return [f for f in self.files if f.needles_seen < len(self.needles) or self.given_up]
 
 
 def _item_at(starts: list[int], at: int) -> int:
