@@ -30,25 +30,21 @@ from kvsim.expectations import Expectations
 from kvsim.informer import Informers
 from kvsim.kernel import Process
 from kvsim.runtime import Runtime
-from kvsim.vm_controller import API_VERSION_ANNOTATIONS, VMI, Step, controller_ref, key_of, logged
+from kvsim.vm_controller import (
+    API_VERSION_ANNOTATIONS,
+    VMI,
+    Step,
+    controller_ref,
+    key_of,
+    logged,
+    owner_reference,
+)
 from kvsim.workqueue import WorkQueue, settle, start_workers
 
 RS = "VirtualMachineInstanceReplicaSet"
 THREADS = 3  # application.go:1078
 COMPONENT = "virtualmachinereplicaset-controller"  # application.go:791
 BURST = 250  # controller.go:47-51
-
-
-def rs_owner(rs: Obj) -> dict[str, Any]:
-    """OwnerRef (replicaset.go:724-735)."""
-    return {
-        "apiVersion": "kubevirt.io/v1",
-        "blockOwnerDeletion": True,
-        "controller": True,
-        "kind": RS,
-        "name": rs["metadata"]["name"],
-        "uid": rs["metadata"]["uid"],
-    }
 
 
 def base_name(rs: Obj) -> str:
@@ -272,7 +268,7 @@ def _new_vmi(rs: Obj) -> Obj:
     meta.update(
         generateName=base_name(rs),
         namespace=rs["metadata"]["namespace"],
-        ownerReferences=[rs_owner(rs)],
+        ownerReferences=[owner_reference(rs, RS)],
     )
     return {
         "apiVersion": "kubevirt.io/v1",

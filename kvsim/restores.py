@@ -45,7 +45,7 @@ from kvsim.informer import Informers
 from kvsim.kernel import SECOND, Process
 from kvsim.logs import LoggedObject
 from kvsim.runtime import Runtime
-from kvsim.vm_controller import VM, VMI, Step, key_of
+from kvsim.vm_controller import VM, VMI, Step, key_of, owner_reference
 from kvsim.workqueue import WorkQueue, settle, start_workers
 
 RESTORE = "VirtualMachineRestore"
@@ -179,7 +179,7 @@ class RestoreController:
         changed = clone(restore)
         meta = changed["metadata"]
         if not meta.get("ownerReferences"):
-            meta["ownerReferences"] = [_vm_owner(vm)]
+            meta["ownerReferences"] = [owner_reference(vm)]
         if FINALIZER not in (meta.get("finalizers") or []):
             meta["finalizers"] = [*meta.get("finalizers", []), FINALIZER]
         if meta == restore["metadata"]:
@@ -305,18 +305,6 @@ class RestoreController:
 def _failed(restore: Obj) -> bool:
     conditions = (restore.get("status") or {}).get("conditions") or []
     return any(c.get("type") == "Failure" and c.get("status") == "True" for c in conditions)
-
-
-def _vm_owner(vm: Obj) -> dict[str, Any]:
-    """target.Own (restore.go:1289-1306)."""
-    return {
-        "apiVersion": "kubevirt.io/v1",
-        "blockOwnerDeletion": True,
-        "controller": True,
-        "kind": VM,
-        "name": vm["metadata"]["name"],
-        "uid": vm["metadata"]["uid"],
-    }
 
 
 def _volume_restores(restore: Obj, content: Obj) -> list[Obj]:

@@ -782,14 +782,17 @@ def backoff_seconds(count: int, randrange: Any) -> int:
     return min(delay, MAX_CRASHLOOP_BACKOFF_S)
 
 
-def owner_reference(vm: Obj) -> dict[str, Any]:
+def owner_reference(owner: Obj, kind: str = VM) -> dict[str, Any]:
+    """A controller ownerReference to a kubevirt.io/v1 object (the VM's, by default:
+    vm.go:1889-1892; also the replica set's, replicaset.go:724-735, and a restore's target,
+    restore.go:1289-1306)."""
     return {
         "apiVersion": "kubevirt.io/v1",
         "blockOwnerDeletion": True,
         "controller": True,
-        "kind": VM,
-        "name": vm["metadata"]["name"],
-        "uid": vm["metadata"]["uid"],
+        "kind": kind,
+        "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"],
     }
 
 
