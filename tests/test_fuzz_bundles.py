@@ -178,5 +178,5 @@ def test_cut_or_missing_evidence_of_a_clean_history_is_never_a_violation(members
     with tempfile.TemporaryDirectory() as work:
         archive = Path(work) / "bundle.tar.gz"
         archive.write_bytes(_tar(members))
-        code, out, err = _run(["check", "-A", "--bundle", str(archive)])
+        code, out, _ = _run(["check", "-A", "--bundle", str(archive)])
         assert code != 3 or " 0 violation(s)" in out, out[-2500:]
