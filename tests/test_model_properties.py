@@ -197,14 +197,14 @@ def split_brain(recipe: Recipe) -> Capture:
 
 # Each fault, the rule it breaks, and the rules its consequences may break as well: two replicas
 # acting on one VM both delete its final VMI (KV-RC-03) or both create one, the second colliding
-# with the first (KV-EX-01); the reconcile that deleted and created at once then removes the VM
+# with the first (KV-EX-01), and both VMI controllers may create a launcher pod (KV-PO-01); the reconcile that deleted and created at once then removes the VM
 # finalizer it meant for the deleted VMI by name, from its successor (KV-SV-02).
 FAULTS = {
     "stale-cache": (stale_cache, "KV-EX-01", set()),
     "create-after-delete": (create_after_delete, "KV-RC-01", {"KV-SV-02"}),
-    "standby-acting": (standby_acting, "KV-LD-01", {"KV-EX-01", "KV-RC-03"}),
+    "standby-acting": (standby_acting, "KV-LD-01", {"KV-EX-01", "KV-RC-03", "KV-PO-01"}),
     "wrong-revision": (wrong_revision, "KV-SV-01", set()),
-    "split-brain": (split_brain, "KV-LD-02", {"KV-EX-01", "KV-RC-03"}),
+    "split-brain": (split_brain, "KV-LD-02", {"KV-EX-01", "KV-RC-03", "KV-PO-01"}),
 }
 
 
