@@ -13,7 +13,7 @@ from typing import Any
 from kvsim import timefmt, virtapi
 from kvsim.apiserver import ApiError, ApiServer, Obj, Rejection, clone
 from kvsim.cluster_migrations import MigrationActions
-from kvsim.cluster_pools import PoolActions
+from kvsim.cluster_pools import PoolActions, guest_spec
 from kvsim.cluster_snapshots import CsiSnapshotter, SnapshotActions, serve_freeze
 from kvsim.events import EVENT_TTL_US
 from kvsim.guest_agent import GuestAgents
@@ -72,43 +72,23 @@ class Capture:
     kubevirt_version: str = "v1.9.0"
 
 
+USER_DATA = "#cloud-config\nuser: fedora\npassword: changeme\nchpasswd: { expire: False }\n"
+
+
+def _user_guest(name: str) -> dict[str, Any]:
+    """The guest a user's VM runs: kvsim's guest (cluster_pools.guest_spec) on a q35 machine."""
+    spec = guest_spec(f"{name}-rootdisk", user_data=USER_DATA)
+    spec["domain"]["machine"] = {"type": "q35"}
+    return spec
+
+
 def vm_object(name: str, namespace: str, strategy: str | None, running: bool | None = None) -> Obj:
     """A VM as a user writes it: a 2Gi guest on a PVC with cloud-init (the VM webhook fills in
     the firmware UUID and serial)."""
     spec: dict[str, Any] = {
         "template": {
             "metadata": {"creationTimestamp": None, "labels": {"app": name}},
-            "spec": {
-                "architecture": "amd64",
-                "domain": {
-                    "cpu": {"cores": 1, "sockets": 1, "threads": 1},
-                    "devices": {
-                        "disks": [
-                            {"disk": {"bus": "virtio"}, "name": "rootdisk"},
-                            {"disk": {"bus": "virtio"}, "name": "cloudinitdisk"},
-                        ],
-                        "interfaces": [{"masquerade": {}, "name": "default"}],
-                    },
-                    "machine": {"type": "q35"},
-                    "memory": {"guest": "2Gi"},
-                    "resources": {"requests": {"memory": "2Gi"}},
-                },
-                "networks": [{"name": "default", "pod": {}}],
-                "terminationGracePeriodSeconds": 30,
-                "volumes": [
-                    {
-                        "name": "rootdisk",
-                        "persistentVolumeClaim": {"claimName": f"{name}-rootdisk"},
-                    },
-                    {
-                        "cloudInitNoCloud": {
-                            "userData": "#cloud-config\nuser: fedora\npassword: changeme\n"
-                            "chpasswd: { expire: False }\n"
-                        },
-                        "name": "cloudinitdisk",
-                    },
-                ],
-            },
+            "spec": {"architecture": "amd64", **_user_guest(name)},
         }
     }
     if strategy is not None:

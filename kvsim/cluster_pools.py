@@ -14,7 +14,9 @@ from kvsim.replicaset import RS
 POOL_LABEL = "kubevirt.io/vmpool"  # the label the pool examples select on
 
 
-def guest_spec(claim: str, memory: str = "2Gi") -> dict[str, Any]:
+def guest_spec(
+    claim: str, memory: str = "2Gi", user_data: str = "#cloud-config\nuser: fedora\n"
+) -> dict[str, Any]:
     """A VMI spec booting from the PVC ``claim``, with cloud-init (the volumes kvsim's launcher
     renders)."""
     return {
@@ -35,7 +37,7 @@ def guest_spec(claim: str, memory: str = "2Gi") -> dict[str, Any]:
         "volumes": [
             {"name": "rootdisk", "persistentVolumeClaim": {"claimName": claim}},
             {
-                "cloudInitNoCloud": {"userData": "#cloud-config\nuser: fedora\n"},
+                "cloudInitNoCloud": {"userData": user_data},
                 "name": "cloudinitdisk",
             },
         ],
