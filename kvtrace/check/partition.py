@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from kvtrace.evidence import LogStream
-from kvtrace.timeline.log_rows import TEXT_KEY
+from kvtrace.timeline.log_rows import TEXT_KEY, text_key
 from parsers.lines import read_line, skip_line
 
 LEADER = "leader"
@@ -58,12 +58,10 @@ def vm_key(line: bytes) -> bytes | None:
     or VMI its text names (a migration line logged with its VMIM, a pool line with its pool,
     the node controller's line with the node: ``log_rows.TEXT_KEY``), else the object it is
     logged with."""
-    named = _TEXT_KEY.search(line)
+    named = _TEXT_KEY.search(line) if b"/" in line or b" in namespace " in line else None
     if named is not None:
-        namespace, name = (
-            (named["ns"], named["name"]) if named["ns"] else (named["ns2"], named["name2"])
-        )
-        return namespace + b"/" + name
+        named_ns, named_vm = text_key(named)
+        return named_ns + b"/" + named_vm
     name = _field(line, _NAME)
     namespace = _field(line, _NAMESPACE)
     if name and namespace:

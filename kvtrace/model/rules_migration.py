@@ -30,7 +30,7 @@ from kvtrace.timeline.migration_rows import (
     migration_vmi_uid,
     target_pods,
 )
-from kvtrace.timeline.vmscope import VMScope
+from kvtrace.timeline.vmscope import VMScope, eviction_strategy
 from parsers.timestamps import parse_time
 
 ORDER = {
@@ -239,7 +239,7 @@ def evacuation_only_when_allowed(facts: Facts) -> Iterator[Finding]:
         ):
             continue
         rows = _rows_of(facts, vmim.name)
-        strategy, source = _eviction_strategy(scope, migration_vmi_uid(vmim, scope))
+        strategy, source = eviction_strategy(scope, migration_vmi_uid(vmim, scope))
         if strategy in MIGRATE_ON_EVICTION:
             yield explained(
                 f"evacuation of a VMI with evictionStrategy {strategy} ({source})", *rows
@@ -257,26 +257,6 @@ def evacuation_only_when_allowed(facts: Facts) -> Iterator[Finding]:
                 "LiveMigrateIfPossible VMIs are evacuated",
                 *rows,
             )
-
-
-def _eviction_strategy(scope: VMScope, vmi_uid: str | None) -> tuple[str | None, str]:
-    vmi = next((v for v in scope.vmis if v.uid == vmi_uid), None)
-    spec = (vmi.body.get("spec") or {}) if vmi else _template_spec(scope)
-    if spec.get("evictionStrategy"):
-        return str(spec["evictionStrategy"]), "the VMI's" if vmi else "the VM template's"
-    config = (
-        ((scope.kubevirt.body.get("spec") or {}).get("configuration") or {})
-        if scope.kubevirt
-        else {}
-    )
-    found = config.get("evictionStrategy")
-    return (str(found) if found else None), "the KubeVirt CR's"
-
-
-def _template_spec(scope: VMScope) -> dict[str, object]:
-    template = ((scope.vm.body.get("spec") or {}).get("template") or {}) if scope.vm else {}
-    spec = template.get("spec") if isinstance(template, dict) else None
-    return spec if isinstance(spec, dict) else {}
 
 
 def stale_mark_failed(facts: Facts) -> Iterator[Finding]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from kvtrace.model.facts import FINAL, Facts, Incarnation
 from kvtrace.model.verdicts import Finding, explained, unverifiable, violated
-from kvtrace.timeline.vmscope import START_REVISION
+from kvtrace.timeline.vmscope import START_REVISION, mapping_at
 from parsers.timestamps import parse_time
 
 VM_FINALIZER = "kubevirt.io/virtualMachineControllerFinalize"
@@ -231,23 +231,15 @@ def _template_at_start(facts: Facts, inc: Incarnation) -> dict[str, Any] | None:
     VM's own while its generation is still the VMI's ``kubevirt.io/vm-generation``, else the
     start revision's copy of the VM spec (vm.go:1840-1866)."""
     assert facts.vm is not None and inc.vmi is not None
-    annotation = _at(inc.vmi.body, "metadata", "annotations").get(GENERATION)
-    generation = _at(facts.vm.body, "metadata").get("generation")
+    annotation = mapping_at(inc.vmi.body, "metadata", "annotations").get(GENERATION)
+    generation = mapping_at(facts.vm.body, "metadata").get("generation")
     if annotation is not None and str(annotation) == str(generation):
-        return dict(_at(facts.vm.body, "spec", "template", "spec"))
+        return dict(mapping_at(facts.vm.body, "spec", "template", "spec"))
     named = str(inc.status.get("virtualMachineRevisionName") or "")
     for revision in facts.timeline.scope.revisions:
         if revision.name == named:
-            return dict(_at(revision.body, "data", "spec", "template", "spec"))
+            return dict(mapping_at(revision.body, "data", "spec", "template", "spec"))
     return None
-
-
-def _at(value: Any, *path: str) -> dict[str, Any]:
-    """The mapping at ``path``, or {} where a stranger's object has something else there (a
-    truncated file, a hand edit)."""
-    for key in path:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value if isinstance(value, dict) else {}
 
 
 def _firmware(spec: Any) -> str | None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from kvtrace.evidence import KubeObject
 from kvtrace.timeline.build import Timeline
 from kvtrace.timeline.rows import TimelineRow
+from kvtrace.timeline.vmscope import eviction_strategy
 
 NODE_FAILURE, POOL_UPDATE = "node failure", "pool update"
 STOP_REQUEST, RESTART_REQUEST, HALTED = "stop request", "restart request", "runStrategy Halted"
@@ -116,7 +117,7 @@ def _pod_gone(timeline: Timeline, ending: Ending) -> Ending:
     scope = timeline.scope
     if any(_created_by(p) == ending.incarnation for p in scope.pods):
         return ending
-    strategy = _eviction_strategy(timeline, ending.incarnation)
+    strategy, _ = eviction_strategy(scope, ending.incarnation)
     hint = (
         f"; its evictionStrategy is {strategy or 'unset (None)'}, so a drain deletes the pod "
         "rather than migrating the VMI"
@@ -143,20 +144,6 @@ def _created_by(pod: KubeObject) -> str | None:
     labels = (pod.body.get("metadata") or {}).get("labels") or {}
     value = labels.get("kubevirt.io/created-by") if isinstance(labels, dict) else None
     return str(value) if value else None
-
-
-def _eviction_strategy(timeline: Timeline, uid: str) -> str | None:
-    """The VMI's evictionStrategy, else the VM template's, else the KubeVirt CR's."""
-    scope = timeline.scope
-    vmi = next((v for v in scope.vmis if v.uid == uid), None)
-    template = ((scope.vm.body.get("spec") or {}).get("template") or {}) if scope.vm else {}
-    for spec in ((vmi.body.get("spec") if vmi else None), template.get("spec")):
-        if isinstance(spec, dict) and spec.get("evictionStrategy"):
-            return str(spec["evictionStrategy"])
-    kubevirt = scope.kubevirt.body.get("spec") if scope.kubevirt else None
-    config = (kubevirt or {}).get("configuration") or {}
-    found = config.get("evictionStrategy") if isinstance(config, dict) else None
-    return str(found) if found else None
 
 
 def _by_deletion(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from pathlib import PurePath
+from typing import AnyStr
 
 from kvtrace.evidence import LogStream
 from kvtrace.timeline import catalog
@@ -186,11 +187,17 @@ TEXT_KEY = re.compile(
 
 
 def keys_in_text(text: str) -> list[tuple[str, str]]:
-    """``(namespace, name)`` of every VM or VMI the text names (:data:`TEXT_KEY`)."""
-    return [
-        (found["ns"], found["name"]) if found["ns"] else (found["ns2"], found["name2"])
-        for found in TEXT_KEY.finditer(text)
-    ]
+    """``(namespace, name)`` of every VM or VMI the text names (:data:`TEXT_KEY`). Most lines
+    name none: without a ``/`` or an ``in namespace`` no pattern can match (checked first, as
+    ``check`` asks this of every line)."""
+    if "/" not in text and " in namespace " not in text:
+        return []
+    return [text_key(found) for found in TEXT_KEY.finditer(text)]
+
+
+def text_key(found: re.Match[AnyStr]) -> tuple[AnyStr, AnyStr]:
+    """The ``(namespace, name)`` of one :data:`TEXT_KEY` match (either of its two forms)."""
+    return (found["ns"], found["name"]) if found["ns"] else (found["ns2"], found["name2"])
 
 
 def _named_in_text(text: str, namespace: str, name: str, logged_in: str | None = None) -> bool:

@@ -213,6 +213,31 @@ def _pods_of(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
     return found
 
 
+def eviction_strategy(scope: VMScope, vmi_uid: str | None) -> tuple[str | None, str]:
+    """The VMI's evictionStrategy (the VM template's when the VMI is not in the evidence), else
+    the cluster's from the KubeVirt CR (VMIEvictionStrategy, migrations.go:116-122 at v1.9.0),
+    and which of them said it."""
+    vmi = next((v for v in scope.vmis if v.uid == vmi_uid), None)
+    spec = (
+        mapping_at(vmi.body, "spec")
+        if vmi
+        else mapping_at(scope.vm.body if scope.vm else {}, "spec", "template", "spec")
+    )
+    if spec.get("evictionStrategy"):
+        return str(spec["evictionStrategy"]), "the VMI's" if vmi else "the VM template's"
+    config = mapping_at(scope.kubevirt.body if scope.kubevirt else {}, "spec", "configuration")
+    found = config.get("evictionStrategy")
+    return (str(found) if found else None), "the KubeVirt CR's"
+
+
+def mapping_at(value: Any, *path: str) -> dict[str, Any]:
+    """The mapping at ``path``, or {} where a stranger's object has something else there (a
+    truncated file, a hand edit)."""
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def _vm_named(obj: KubeObject) -> str | None:
     """The VM a snapshot is of (``spec.source``) or a restore is onto (``spec.target``)."""
     spec = obj.body.get("spec") or {}
