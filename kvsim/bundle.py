@@ -30,6 +30,7 @@ PLURALS = {
     "VirtualMachinePool": "virtualmachinepools",
     "VirtualMachineInstanceReplicaSet": "virtualmachineinstancereplicasets",
     "VirtualMachineSnapshot": "virtualmachinesnapshots",
+    "VirtualMachineSnapshotContent": "virtualmachinesnapshotcontents",
     "VirtualMachineRestore": "virtualmachinerestores",
 }
 

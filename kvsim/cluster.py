@@ -33,7 +33,11 @@ from kvsim.vmim import admit as admit_migration
 VM = "VirtualMachine"
 POD_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery rand.String
 POOL_KINDS = ("VirtualMachinePool", "VirtualMachineInstanceReplicaSet")  # Cluster(pools=True)
-SNAPSHOT_KINDS = ("VirtualMachineSnapshot", "VirtualMachineRestore")  # Cluster(snapshots=True)
+SNAPSHOT_KINDS = (  # Cluster(snapshots=True)
+    "VirtualMachineSnapshot",
+    "VirtualMachineSnapshotContent",
+    "VirtualMachineRestore",
+)
 KINDS_CAPTURED = (
     "VirtualMachine",
     "VirtualMachineInstance",

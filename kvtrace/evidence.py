@@ -23,8 +23,10 @@ ENDPOINTS = "Endpoints"
 KUBEVIRT = "KubeVirt"
 NODE = "Node"
 SNAPSHOT = "VirtualMachineSnapshot"
+SNAPSHOT_CONTENT = "VirtualMachineSnapshotContent"
 RESTORE = "VirtualMachineRestore"
 POOL = "VirtualMachinePool"
+VMIRS = "VirtualMachineInstanceReplicaSet"
 
 
 @dataclass

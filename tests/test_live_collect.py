@@ -109,6 +109,11 @@ def test_manifest_records_versions_scope_and_every_kind(apiserver, tmp_path, cap
     assert counts == {e["kind"]: e["count"] for e in source["collected"]} | {
         "VirtualMachineInstanceMigration": 0,
         "Endpoints": 0,
+        "VirtualMachineInstanceReplicaSet": 0,
+        "VirtualMachinePool": 0,
+        "VirtualMachineSnapshot": 0,
+        "VirtualMachineSnapshotContent": 0,
+        "VirtualMachineRestore": 0,
     }
     assert manifest["collected"][0]["file"] == "objects/virtualmachines.json"
     by_file = sorted(source["logs"], key=lambda e: e["file"])
@@ -278,7 +283,9 @@ def test_collect_prints_no_progress_when_stderr_is_not_a_terminal(apiserver, tmp
         f"{count('virtualmachineinstances')} VirtualMachineInstance, "
         "0 VirtualMachineInstanceMigration, "
         f"{count('pods')} Pod, {count('controllerrevisions')} ControllerRevision, "
-        f"{count('events')} Event, 1 Lease, 0 Endpoints, 1 KubeVirt, {count('nodes')} Node",
+        f"{count('events')} Event, 1 Lease, 0 Endpoints, 1 KubeVirt, {count('nodes')} Node, "
+        "0 VirtualMachineInstanceReplicaSet, 0 VirtualMachinePool, 0 VirtualMachineSnapshot, "
+        "0 VirtualMachineSnapshotContent, 0 VirtualMachineRestore",
         "  logs: 2 file(s) from 2 virt-controller pod(s)",
         "  cluster: v1.31.2, KubeVirt v1.9.0 in kubevirt",
     ]

@@ -31,6 +31,11 @@ EXPECTED_MISSING = {
     ("kubevirt.io", "virtualmachines"): "VirtualMachine",
     ("kubevirt.io", "virtualmachineinstances"): "VirtualMachineInstance",
     ("kubevirt.io", "virtualmachineinstancemigrations"): "VirtualMachineInstanceMigration",
+    ("kubevirt.io", "virtualmachineinstancereplicasets"): "VirtualMachineInstanceReplicaSet",
+    ("pool.kubevirt.io", "virtualmachinepools"): "VirtualMachinePool",
+    ("snapshot.kubevirt.io", "virtualmachinesnapshots"): "VirtualMachineSnapshot",
+    ("snapshot.kubevirt.io", "virtualmachinesnapshotcontents"): "VirtualMachineSnapshotContent",
+    ("snapshot.kubevirt.io", "virtualmachinerestores"): "VirtualMachineRestore",
 }
 
 
@@ -66,6 +71,9 @@ def test_each_permission_is_needed_and_its_loss_is_reported(apiserver, tmp_path,
     failed = [m for m in manifest["missing"] if what in (m.get("kind"), m.get("file"))]
     assert failed and all("forbidden" in m["reason"] for m in failed), manifest["missing"]
     assert f"warning: not collected: {what}" in err
+    group, resource = removed
+    rule = f'apiGroups: ["{group}"], resources: ["{resource}"]'
+    assert all(rule in m["reason"] and "(docs/rbac.yaml)" in m["reason"] for m in failed), failed
 
 
 def test_rejected_credentials_fail_cleanly_and_write_nothing(apiserver, tmp_path, capsys):

@@ -16,9 +16,11 @@ from kvtrace.evidence import (
     RESTORE,
     REVISION,
     SNAPSHOT,
+    SNAPSHOT_CONTENT,
     VM,
     VMI,
     VMIM,
+    VMIRS,
     KubeObject,
 )
 
@@ -37,6 +39,8 @@ PLURAL_KINDS = {
     "virtualmachinesnapshots": SNAPSHOT,
     "virtualmachinerestores": RESTORE,
     "virtualmachinepools": POOL,
+    "virtualmachinesnapshotcontents": SNAPSHOT_CONTENT,
+    "virtualmachineinstancereplicasets": VMIRS,
 }
 USED_KINDS = frozenset(PLURAL_KINDS.values())
 # The API group each used kind must come from: a VMware ``VirtualMachine`` or an
@@ -55,6 +59,8 @@ KIND_GROUPS = {
     SNAPSHOT: "snapshot.kubevirt.io",
     RESTORE: "snapshot.kubevirt.io",
     POOL: "pool.kubevirt.io",
+    SNAPSHOT_CONTENT: "snapshot.kubevirt.io",
+    VMIRS: "kubevirt.io",
 }
 NO_UID = "no_uid"
 

@@ -22,14 +22,13 @@ from kvtrace.evidence import (
     RESTORE,
     REVISION,
     SNAPSHOT,
+    SNAPSHOT_CONTENT,
     VM,
     VMI,
     VMIM,
     Evidence,
     KubeObject,
 )
-
-SNAPSHOT_CONTENT = "VirtualMachineSnapshotContent"
 
 START_REVISION = re.compile(r"^revision-start-vm-(?P<uid>[0-9a-fA-F-]{36})-(?P<gen>\d+)$")
 _DELETED_VMI = re.compile(r"deleting the virtual machine instance (?P<uid>\S+)$")

@@ -15,14 +15,21 @@ from urllib.parse import parse_qs, urlsplit
 from tests.apiserver import hostile
 from tests.apiserver.faults import Fault, Recorded
 from tests.apiserver.selectors import field_matches, label_matches
-from tests.apiserver.store import RESOURCES
+from tests.apiserver.store import RESOURCES, served_versions
 
 if TYPE_CHECKING:
     from tests.apiserver.server import ApiHTTPServer
 
 CHUNK = 64 * 1024
 VERSION = {"major": "1", "minor": "31", "gitVersion": "v1.31.2", "platform": "linux/amd64"}
-GROUPS = {"apps": "v1", "coordination.k8s.io": "v1", "kubevirt.io": "v1"}
+GROUPS = {
+    "apps": "v1",
+    "coordination.k8s.io": "v1",
+    "kubevirt.io": "v1",
+    "pool.kubevirt.io": "v1beta1",
+    "snapshot.kubevirt.io": "v1beta1",
+}
+_NO_RESOURCE = "the server could not find the requested resource"
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -96,23 +103,34 @@ class Handler(BaseHTTPRequestHandler):
             route = _resource_route(path)
             if route is not None:
                 return self._resource(*route)
-        return self._answer(
-            404, _status(404, "NotFound", "the server could not find the requested resource")
+        return self._answer(404, _status(404, "NotFound", _NO_RESOURCE))
+
+    def _served(self, group: str, version: str) -> bool:
+        """A group/version this server serves: none of a group it was told not to serve (its
+        CRDs not installed), nor a version it was told is too new for it."""
+        unserved = self.server.unserved
+        return version in served_versions(group) and not (
+            {(group, None), (group, version)} & unserved
         )
 
     def _resource(
-        self, group: str, plural: str, namespace: str | None, name: str | None, sub: str | None
+        self,
+        group: str,
+        version: str,
+        plural: str,
+        namespace: str | None,
+        name: str | None,
+        sub: str | None,
     ) -> None:
         known = RESOURCES.get(plural)
         if (
             known is None
             or known[0] != group
+            or not self._served(group, version)
             or (sub not in (None, "log"))
             or (sub and plural != "pods")
         ):
-            return self._answer(
-                404, _status(404, "NotFound", "the server could not find the requested resource")
-            )
+            return self._answer(404, _status(404, "NotFound", _NO_RESOURCE))
         verb = "get" if name else ("watch" if self._param("watch") == "true" else "list")
         resource = f"{plural}/{sub}" if sub else plural
         if not self.server.authorizer.allows(verb, group, resource, namespace, name):
@@ -122,19 +140,19 @@ class Handler(BaseHTTPRequestHandler):
         if sub == "log":
             return self._log(namespace or "", name or "")
         if name:
-            return self._get(group, plural, namespace, name)
-        return self._list(plural, namespace)
+            return self._get(group, version, plural, namespace, name)
+        return self._list(version, plural, namespace)
 
     # --- objects ---------------------------------------------------------------------------
 
-    def _get(self, group: str, plural: str, namespace: str | None, name: str) -> None:
+    def _get(self, group: str, version: str, plural: str, namespace: str | None, name: str) -> None:
         item = self.server.store.get(plural, namespace, name)
         if item is None:
             noun = f"{plural}.{group}" if group else plural
             return self._answer(404, _status(404, "NotFound", f'{noun} "{name}" not found'))
-        return self._answer(200, _with_type(item, plural))
+        return self._answer(200, _with_type(item, plural, version))
 
-    def _list(self, plural: str, namespace: str | None) -> None:
+    def _list(self, version: str, plural: str, namespace: str | None) -> None:
         items = self.server.store.items(plural, namespace)
         items = [i for i in items if label_matches(i, self._param("labelSelector"))]
         fields = self._param("fieldSelector")
@@ -152,7 +170,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._answer(400, _status(400, "BadRequest", "invalid continue token"))
         limit = int(self._param("limit") or 0) or len(items) or 1
         page, rest = items[offset : offset + limit], items[offset + limit :]
-        group, version, kind, _ = RESOURCES[plural]
+        group, _, kind, _ = RESOURCES[plural]
         metadata: dict[str, Any] = {"resourceVersion": self.server.store.resource_version}
         if rest:
             metadata["continue"] = _token(offset + limit, key)
@@ -163,7 +181,7 @@ class Handler(BaseHTTPRequestHandler):
             "kind": f"{kind}List",
             "apiVersion": f"{group}/{version}" if group else version,
             "metadata": metadata,
-            "items": [_as_list_item(i, group) for i in page],
+            "items": [_as_list_item(i, group, version) for i in page],
         }
         return self._answer(200, body)
 
@@ -347,12 +365,14 @@ def _resource_list(group_version: str, group: str) -> dict[str, Any]:
     }
 
 
-def _resource_route(path: str) -> tuple[str, str, str | None, str | None, str | None] | None:
+def _resource_route(
+    path: str,
+) -> tuple[str, str, str, str | None, str | None, str | None] | None:
     parts = path.strip("/").split("/")
     if parts[0] == "api" and len(parts) >= 3:
-        group, rest = "", parts[2:]
+        group, version, rest = "", parts[1], parts[2:]
     elif parts[0] == "apis" and len(parts) >= 4:
-        group, rest = parts[1], parts[3:]
+        group, version, rest = parts[1], parts[2], parts[3:]
     else:
         return None
     namespace = None
@@ -362,6 +382,7 @@ def _resource_route(path: str) -> tuple[str, str, str | None, str | None, str | 
         return None
     return (
         group,
+        version,
         rest[0],
         namespace,
         (rest[1] if len(rest) > 1 else None),
@@ -369,15 +390,16 @@ def _resource_route(path: str) -> tuple[str, str, str | None, str | None, str | 
     )
 
 
-def _with_type(item: dict[str, Any], plural: str) -> dict[str, Any]:
-    group, version, kind, _ = RESOURCES[plural]
-    return {"apiVersion": f"{group}/{version}" if group else version, "kind": kind, **item}
+def _with_type(item: dict[str, Any], plural: str, version: str) -> dict[str, Any]:
+    group, _, kind, _ = RESOURCES[plural]
+    return {**item, "apiVersion": f"{group}/{version}" if group else version, "kind": kind}
 
 
-def _as_list_item(item: dict[str, Any], group: str) -> dict[str, Any]:
-    """Built-in kinds come without kind/apiVersion in typed lists, as the real server sends them."""
-    if group == "kubevirt.io":
-        return item
+def _as_list_item(item: dict[str, Any], group: str, version: str) -> dict[str, Any]:
+    """Built-in kinds come without kind/apiVersion in typed lists, as the real server sends them;
+    a custom resource comes at the version asked for (the server converts it)."""
+    if group.endswith("kubevirt.io"):
+        return {**item, "apiVersion": f"{group}/{version}"}
     return {k: v for k, v in item.items() if k not in ("kind", "apiVersion")}
 
 

@@ -39,6 +39,7 @@ class ApiHTTPServer(ThreadingHTTPServer):
         self.faults: list[Fault] = []
         self.requests: list[Recorded] = []
         self.now: datetime | None = None
+        self.unserved: set[tuple[str, str | None]] = set()  # (group, version or every one)
         self.lock = threading.Lock()
 
     def finish_request(self, request: Any, client_address: Any) -> None:
@@ -93,6 +94,11 @@ class ApiServer:
 
     def restrict(self, authorizer: Authorizer) -> None:
         self.http.authorizer = authorizer
+
+    def unserve(self, group: str, version: str | None = None) -> None:
+        """Answer 404 for ``group`` (at ``version``, else at every version), as a cluster
+        without those CRDs, or with an older release of them, does."""
+        self.http.unserved.add((group, version))
 
     def set_now(self, now: datetime) -> None:
         self.http.now = now

@@ -27,8 +27,31 @@ RESOURCES: dict[str, tuple[str, str, str, bool]] = {
         True,
     ),
     "kubevirts": ("kubevirt.io", "v1", "KubeVirt", True),
+    "virtualmachineinstancereplicasets": (
+        "kubevirt.io",
+        "v1",
+        "VirtualMachineInstanceReplicaSet",
+        True,
+    ),
+    "virtualmachinepools": ("pool.kubevirt.io", "v1beta1", "VirtualMachinePool", True),
+    "virtualmachinesnapshots": ("snapshot.kubevirt.io", "v1beta1", "VirtualMachineSnapshot", True),
+    "virtualmachinesnapshotcontents": (
+        "snapshot.kubevirt.io",
+        "v1beta1",
+        "VirtualMachineSnapshotContent",
+        True,
+    ),
+    "virtualmachinerestores": ("snapshot.kubevirt.io", "v1beta1", "VirtualMachineRestore", True),
 }
 KIND_PLURAL = {kind: plural for plural, (_, _, kind, _) in RESOURCES.items()}
+# Versions a group serves besides the stored one, as KubeVirt v1.9.0's CRDs declare them
+# (components/crds.go:398-583): an older client still reads v1alpha1.
+ALSO_SERVED = {"pool.kubevirt.io": ("v1alpha1",), "snapshot.kubevirt.io": ("v1alpha1",)}
+
+
+def served_versions(group: str) -> tuple[str, ...]:
+    stored = {version for g, version, _, _ in RESOURCES.values() if g == group}
+    return (*sorted(stored), *ALSO_SERVED.get(group, ()))
 
 
 @dataclass

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.config.config_exception import ConfigException
+from kubernetes.config.kube_config import KubeConfigLoader, KubeConfigMerger
 
 from kvtrace import __version__
 from kvtrace.errors import (
@@ -54,7 +56,7 @@ _ERROR_BODY_CAP = 64 * 1024
 _READ_STEP = 256 * 1024
 _NOT_SHOWN = "kvtrace does not show what it printed: it may hold a token"
 _TIMEOUTS = (urllib3.exceptions.TimeoutError, TimeoutError)
-_READABLE = {(r.group, r.version, r.plural): r for r in RESOURCES.values()}
+_READABLE = {(r.group, v, r.plural): r for r in RESOURCES.values() for v in r.versions}
 _USERINFO = re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
 
 
@@ -190,6 +192,8 @@ class Connection:
             headers["Impersonate-User"] = self._settings.as_user
         for group in self._settings.as_groups:
             headers.add("Impersonate-Group", group)
+        if self._settings.as_uid:
+            headers["Impersonate-Uid"] = self._settings.as_uid
         return headers
 
     def _timeout(self) -> tuple[float, float] | None:
@@ -201,16 +205,47 @@ class Connection:
 
 
 def connect(settings: ClusterSettings) -> Connection:
-    """A connection as kubectl would make it: kubeconfig and context, else in-cluster config."""
+    """A connection as kubectl would make it: kubeconfig, context, then the flags over them
+    (``--cluster``, ``--user``, ``--server``, ``--token``, ``--certificate-authority``,
+    ``--insecure-skip-tls-verify``); with no kubeconfig, ``--server`` alone, else the pod's
+    in-cluster configuration."""
     configuration = k8s_client.Configuration()
     paths = settings.kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG
+    in_cluster = False
     if _any_file(paths):
-        context, namespace = _load_kubeconfig(paths, settings.context, configuration)
-        return Connection(settings, configuration, context, namespace)
-    if settings.kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
-        namespace = _load_in_cluster(configuration)
-        return Connection(settings, configuration, None, namespace, in_cluster=True)
-    raise NoClusterConfigured(_no_cluster_message(settings, paths))
+        context, namespace = _load_kubeconfig(paths, settings, configuration)
+    elif settings.kubeconfig is None and settings.server:
+        context, namespace = None, "default"  # kubectl --server URL --token T: no kubeconfig
+    elif settings.kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        context, namespace, in_cluster = None, _load_in_cluster(configuration), True
+    else:
+        raise NoClusterConfigured(_no_cluster_message(settings, paths))
+    _apply_flags(settings, configuration)
+    return Connection(settings, configuration, context, namespace, in_cluster=in_cluster)
+
+
+def _apply_flags(settings: ClusterSettings, configuration: Any) -> None:
+    """The command line over the kubeconfig, as kubectl's flags override it."""
+    if settings.server:
+        configuration.host = settings.server.rstrip("/")
+    if settings.token:
+        configuration.refresh_api_key_hook = None  # the kubeconfig's token never comes back
+        configuration.api_key = {"BearerToken": f"Bearer {settings.token}"}
+        configuration.api_key_prefix = {}
+    if settings.certificate_authority:
+        ca = Path(settings.certificate_authority).expanduser()
+        if not ca.is_file():
+            raise UsageError(f"--certificate-authority {shown(str(ca))}: no such file")
+        configuration.ssl_ca_cert = str(ca)
+        configuration.verify_ssl = True
+    if settings.insecure_skip_tls_verify:
+        configuration.verify_ssl = False
+        configuration.ssl_ca_cert = None
+        urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)  # said once, below
+        print(
+            "warning: --insecure-skip-tls-verify: the API server's certificate is not checked",
+            file=sys.stderr,
+        )
 
 
 def _any_file(paths: str) -> bool:
@@ -221,22 +256,26 @@ def _no_cluster_message(settings: ClusterSettings, paths: str) -> str:
     if settings.kubeconfig:
         return f"--kubeconfig {paths}: no such file"
     where = "$KUBECONFIG" if os.environ.get("KUBECONFIG") else "~/.kube/config ($KUBECONFIG unset)"
-    return f"no kubeconfig at {where} and not running in a pod"
+    return f"no kubeconfig at {where}, no --server, and not running in a pod"
 
 
-def _load_kubeconfig(paths: str, context: str | None, configuration: Any) -> tuple[str | None, str]:
+def _load_kubeconfig(
+    paths: str, settings: ClusterSettings, configuration: Any
+) -> tuple[str | None, str]:
+    """Every file of ``paths`` merged as kubectl merges them; the context (``--context``, else
+    the current one) with ``--cluster`` / ``--user`` in place of its own."""
     failures = len(_LIBRARY_LOG.exec_failures)
     try:
-        contexts, current = k8s_config.list_kube_config_contexts(  # type: ignore[no-untyped-call]
-            config_file=paths
-        )
-        chosen = _chosen_context(contexts, current, context, paths)
-        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=paths,
-            context=context,
-            client_configuration=configuration,
-            persist_config=False,  # never write to the user's kubeconfig
-        )
+        merged = KubeConfigMerger(paths).config
+        if merged is None:
+            raise ConfigException("no configuration found")
+        entries = {str(c.value.get("name")): c.value for c in merged.value.get("contexts") or []}
+        chosen = _chosen_context(entries, merged.value.get("current-context"), settings, paths)
+        _override(chosen, merged.value, settings, paths)
+        loader = KubeConfigLoader(
+            config_dict=merged, active_context=chosen["name"], config_base_path=None
+        )  # no persister: kvtrace never writes to the user's kubeconfig
+        loader.load_and_set(configuration)  # type: ignore[no-untyped-call]
     except ConfigException as exc:
         raise ClusterError(
             f"kubeconfig {paths}: {without_userinfo(str(exc))}; fix the file or pass --kubeconfig"
@@ -245,6 +284,26 @@ def _load_kubeconfig(paths: str, context: str | None, configuration: Any) -> tup
         raise ClusterError(_exec_failed(paths, chosen, _LIBRARY_LOG.exec_failures[-1]))
     namespace = (chosen.get("context") or {}).get("namespace") or "default"
     return chosen.get("name"), str(namespace)
+
+
+def _override(
+    chosen: dict[str, Any], config: dict[str, Any], settings: ClusterSettings, paths: str
+) -> None:
+    """``--cluster`` / ``--user``: another entry of the kubeconfig for this run (in memory)."""
+    for flag, section, wanted in (
+        ("--cluster", "clusters", settings.cluster),
+        ("--user", "users", settings.user),
+    ):
+        if wanted is None:
+            continue
+        names = sorted(str(entry["name"]) for entry in config.get(section) or [])
+        if wanted not in names:
+            listed = ", ".join(shown(n) for n in names) or "none"
+            raise UsageError(
+                f"{flag} {shown(wanted)}: no such {section[:-1]} in kubeconfig {paths} "
+                f"({section}: {listed})"
+            )
+        chosen["context"] = {**(chosen.get("context") or {}), section[:-1]: wanted}
 
 
 def _exec_failed(paths: str, chosen: dict[str, Any], why: str) -> str:
@@ -256,17 +315,18 @@ def _exec_failed(paths: str, chosen: dict[str, Any], why: str) -> str:
 
 
 def _chosen_context(
-    contexts: list[dict[str, Any]], current: dict[str, Any] | None, wanted: str | None, paths: str
+    contexts: dict[str, dict[str, Any]],
+    current: str | None,
+    settings: ClusterSettings,
+    paths: str,
 ) -> dict[str, Any]:
-    if wanted is None:
-        if not current:
-            raise ClusterError(f"kubeconfig {paths} has no current-context; pass --context NAME")
-        return current
-    for candidate in contexts:
-        if candidate.get("name") == wanted:
-            return candidate
-    names = ", ".join(sorted(str(c.get("name")) for c in contexts)) or "none"
-    raise UsageError(f"no context {wanted!r} in kubeconfig {paths} (contexts: {names})")
+    wanted = settings.context or current
+    if wanted and wanted in contexts:
+        return contexts[wanted]
+    if settings.context is None:
+        raise ClusterError(f"kubeconfig {paths} has no current-context; pass --context NAME")
+    names = ", ".join(sorted(shown(n) for n in contexts)) or "none"
+    raise UsageError(f"no context {settings.context!r} in kubeconfig {paths} (contexts: {names})")
 
 
 def _load_in_cluster(configuration: Any) -> str:

@@ -32,21 +32,23 @@ from kvtrace.evidence import (
     VMIM,
 )
 from kvtrace.sources.live.api import ApiReader, Query
+from kvtrace.sources.live.kinds import NotServed, failure_reason, list_served
 from kvtrace.sources.live.limits import LiveLimits, truncation
 from kvtrace.sources.live.plan import (
     CONTROLLER_SELECTOR,
     KIND_ORDER,
     LAUNCHER_SELECTOR,
     LOCK_NAME,
+    OPTIONAL_KINDS,
     RESOURCES,
     Item,
     VmSelection,
     event_filter,
     is_leader_lock,
+    keep_of_scope,
     key_of,
     log_targets,
     node_names,
-    start_revisions,
 )
 from kvtrace.sources.live.progress import Progress
 from kvtrace.sources.live.screen import (
@@ -76,7 +78,8 @@ class CollectResult:
 
     @property
     def partial(self) -> bool:
-        return bool(self.manifest.get("missing"))
+        """Something was not read; a kind the cluster does not serve is not a gap."""
+        return any(not m.get("notServed") for m in self.manifest.get("missing") or [])
 
 
 def collect_bundle(
@@ -114,6 +117,7 @@ class Collector:
         self.namespaces: list[str] | None = None
         self.selection = VmSelection()
         self.since: Query = ()
+        self.vm_query: Query = ()  # -l: the VM list's labelSelector
         self.kubevirt_namespace: str | None = None
 
     def resolve(self, scope: CollectScope, default_namespace: str) -> None:
@@ -126,6 +130,8 @@ class Collector:
             self.namespaces = sorted({ns for ns, _ in vms})
         elif scope.namespaces is not None:
             self.namespaces = sorted(set(scope.namespaces)) if scope.namespaces else [base]
+        if scope.vm_selector:
+            self.vm_query = (("labelSelector", scope.vm_selector),)
         if scope.since_seconds is not None:
             self.since = (("sinceSeconds", str(scope.since_seconds)),)
         elif scope.since_time:
@@ -152,28 +158,32 @@ class Collector:
         """One list; a failure is recorded as missing (kind, namespace, reason) and is None."""
         kind, namespace, query, keep = job
         try:
-            result = self.reader.list_items(RESOURCES[kind].path(namespace), query, keep)
+            items = list_served(self.reader, kind, namespace, query, keep)
+        except NotServed as exc:
+            self.writer.add_not_served(str(exc), kind)
+            return None
         except _FAILURES as exc:
-            self.writer.add_missing(_reason(exc), kind=kind, namespace=namespace)
+            reason = failure_reason(exc, kind, "list")
+            self.writer.add_missing(reason, kind=kind, namespace=namespace)
             return None
         self.read_kinds.add(kind)
-        return result.items
+        return items
 
     def _get(self, kind: str, namespace: str | None, name: str) -> Item | None:
         """One named object; 404 is None without a missing entry (the caller decides)."""
         try:
             item = self.reader.get_json(RESOURCES[kind].path(namespace, name))
-        except ApiError as exc:
-            if exc.status == 404:
+        except (ApiError, TransientError) as exc:
+            if isinstance(exc, ApiError) and exc.status == 404:
                 self.read_kinds.add(kind)
                 return None
-            self.writer.add_missing(f"{name}: {exc.reason}", kind=kind, namespace=namespace)
-            return None
-        except TransientError as exc:
-            self.writer.add_missing(f"{name}: {_reason(exc)}", kind=kind, namespace=namespace)
+            reason = failure_reason(exc, kind, "get", namespace, name)
+            self.writer.add_missing(f"{name}: {reason}", kind=kind, namespace=namespace)
             return None
         except UnsafeResponse as exc:
-            self.writer.add_missing(_reason(exc), kind=kind, namespace=namespace)
+            self.writer.add_missing(
+                failure_reason(exc, kind, "get"), kind=kind, namespace=namespace
+            )
             return None
         self.read_kinds.add(kind)
         return item
@@ -195,11 +205,12 @@ class Collector:
             version = self.reader.get_json("/version")
         except TransientError as exc:
             raise ClusterError(
-                f"cannot reach the API server {self.reader.connection.server}: {_reason(exc)}; "
+                f"cannot reach the API server {self.reader.connection.server}: "
+                f"{failure_reason(exc, '', 'get')}; "
                 "check the kubeconfig's server, the network, or --request-timeout"
             ) from None
         except (ApiError, UnsafeResponse) as exc:
-            self.writer.add_missing(_reason(exc), kind="ServerVersion")
+            self.writer.add_missing(failure_reason(exc, "", "get"), kind="ServerVersion")
             return None
         return str(version.get("gitVersion") or "") or None
 
@@ -241,18 +252,19 @@ class Collector:
         return None
 
     def _scoped_objects(self) -> None:
-        """VMs, VMIs, VMIMs, launcher pods and VM start revisions of the scope."""
+        """VMs, VMIs, VMIMs, launcher pods, VM start revisions, and the pools, replica sets,
+        snapshots, snapshot contents and restores of the scope."""
         select = self.selection
         jobs = [
-            *self._jobs(VM, select.vm, by_name=True),
+            *self._jobs(VM, select.vm, self.vm_query, by_name=True),
             *self._jobs(VMI, select.vmi, by_name=True),
             *self._jobs(VMIM, select.migration),
             *self._jobs(POD, select.launcher, (("labelSelector", LAUNCHER_SELECTOR),)),
             *self._jobs(REVISION, None),
+            *(job for kind in sorted(OPTIONAL_KINDS) for job in self._jobs(kind, None)),
         ]
         self._run_jobs(jobs)
-        if REVISION in self.objects:
-            self.objects[REVISION] = start_revisions(self.objects[REVISION], select)
+        keep_of_scope(self.objects, select)
 
     def _jobs(
         self,
@@ -347,7 +359,7 @@ class Collector:
             )
         except _FAILURES as exc:
             target.unlink(missing_ok=True)
-            self.writer.add_missing(_reason(exc), file=relative)
+            self.writer.add_missing(failure_reason(exc, POD, "log"), file=relative)
             return
         if streamed.truncated:
             self.writer.add_missing(truncation(streamed.size), file=relative)
@@ -366,13 +378,6 @@ class Collector:
                 "vms": [f"{ns}/{name}" for ns, name in sorted(self.selection.vms)],
             },
         }
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, ApiError):
-        return exc.reason
-    text = str(exc)
-    return text.split(": ", 1)[1] if text.startswith("GET ") and ": " in text else text
 
 
 def _identity(item: Item) -> tuple[str, ...]:

@@ -30,10 +30,15 @@ from kvtrace.evidence import (
     LEASE,
     NODE,
     POD,
+    POOL,
+    RESTORE,
     REVISION,
+    SNAPSHOT,
+    SNAPSHOT_CONTENT,
     VM,
     VMI,
     VMIM,
+    VMIRS,
 )
 from kvtrace.sources.live.names import refusal
 
@@ -55,10 +60,20 @@ class Resource:
     group: str = ""
     version: str = "v1"
     namespaced: bool = True
+    # versions tried in turn when ``version`` is not served (404): an older KubeVirt
+    older_versions: tuple[str, ...] = ()
 
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        return (self.version, *self.older_versions)
+
+    def at(self, version: str) -> Resource:
+        """The same resource at another of its versions."""
+        return Resource(self.kind, self.plural, self.group, version, self.namespaced)
 
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
         """``/api/v1/namespaces/ns/pods``, ``/apis/kubevirt.io/v1/virtualmachines`` (all ns)…
@@ -76,6 +91,7 @@ class Resource:
         return f"{base}{scope}/{self.plural}" + (f"/{name}" if name else "")
 
 
+_SNAPSHOT_API = ("snapshot.kubevirt.io", "v1beta1", True, ("v1alpha1",))
 RESOURCES = {
     VM: Resource(VM, "virtualmachines", "kubevirt.io"),
     VMI: Resource(VMI, "virtualmachineinstances", "kubevirt.io"),
@@ -87,9 +103,35 @@ RESOURCES = {
     NODE: Resource(NODE, "nodes", namespaced=False),
     REVISION: Resource(REVISION, "controllerrevisions", "apps"),
     LEASE: Resource(LEASE, "leases", "coordination.k8s.io"),
+    VMIRS: Resource(VMIRS, "virtualmachineinstancereplicasets", "kubevirt.io"),
+    # v1beta1 is stored from v1.7.0 (pools) and v1.3.0 (snapshots); v1alpha1 is still served
+    # at v1.9.0 (components/crds.go:398-583) and is the only version before
+    POOL: Resource(POOL, "virtualmachinepools", "pool.kubevirt.io", "v1beta1", True, ("v1alpha1",)),
+    SNAPSHOT: Resource(SNAPSHOT, "virtualmachinesnapshots", *_SNAPSHOT_API),
+    SNAPSHOT_CONTENT: Resource(SNAPSHOT_CONTENT, "virtualmachinesnapshotcontents", *_SNAPSHOT_API),
+    RESTORE: Resource(RESTORE, "virtualmachinerestores", *_SNAPSHOT_API),
 }
 # The order of the manifest's ``collected[]`` (and of the files in objects/).
-KIND_ORDER = (VM, VMI, VMIM, POD, REVISION, EVENT, LEASE, ENDPOINTS, KUBEVIRT, NODE)
+KIND_ORDER = (
+    VM,
+    VMI,
+    VMIM,
+    POD,
+    REVISION,
+    EVENT,
+    LEASE,
+    ENDPOINTS,
+    KUBEVIRT,
+    NODE,
+    VMIRS,
+    POOL,
+    SNAPSHOT,
+    SNAPSHOT_CONTENT,
+    RESTORE,
+)
+# Kinds a cluster may not serve at all (an optional API, an older KubeVirt): a 404 on their list
+# is an absence the manifest records, not a failure.
+OPTIONAL_KINDS = frozenset({VMIRS, POOL, SNAPSHOT, SNAPSHOT_CONTENT, RESTORE})
 
 
 def meta(item: Item) -> Item:
@@ -138,6 +180,55 @@ class VmSelection:
         names = {str(r.get("name")) for r in owners(item) if r.get("kind") == VMI}
         domain = section(meta(item), "annotations").get("kubevirt.io/domain")
         return any((namespace, n) in self.vms for n in names | ({domain} if domain else set()))
+
+
+def vm_named_by(item: Item) -> str | None:
+    """The VM a snapshot is of (``spec.source``), a restore is onto (``spec.target``) or a
+    snapshot content holds (``spec.source.virtualMachine``)."""
+    spec, kind = section(item, "spec"), item.get("kind")
+    if kind == SNAPSHOT_CONTENT:
+        name = meta(section(section(spec, "source"), "virtualMachine")).get("name")
+        return str(name) if name else None
+    ref = section(spec, "source" if kind == SNAPSHOT else "target")
+    return str(ref["name"]) if ref.get("kind") in (None, VM) and ref.get("name") else None
+
+
+def of_selected_vm(items: Iterable[Item], kind: str, selection: VmSelection) -> list[Item]:
+    """Snapshots, contents and restores of the selection's VMs (all of them without ``--vm``).
+
+    List items of a custom resource carry their kind; it is set here in case a server omits it.
+    """
+    kept = []
+    for item in items:
+        item.setdefault("kind", kind)
+        name = vm_named_by(item)
+        if not selection.vms or (name and (key_of(item)[0], name) in selection.vms):
+            kept.append(item)
+    return kept
+
+
+def owning(
+    controllers: Iterable[Item], owned: Iterable[Item], selection: VmSelection
+) -> list[Item]:
+    """Pools and replica sets that own a collected VM or VMI (all of them without ``--vm``):
+    each names its VMs/VMIs in their controller ownerReference (pool.go:754-767, 955,
+    replicaset.go:309, 724-737 at v1.9.0)."""
+    if not selection.vms:
+        return list(controllers)
+    uids = {str(ref.get("uid")) for item in owned for ref in owners(item) if ref.get("uid")}
+    return [c for c in controllers if str(meta(c).get("uid")) in uids]
+
+
+def keep_of_scope(objects: dict[str, list[Item]], selection: VmSelection) -> None:
+    """What a list cannot select by itself: ownership, and the VM an object names."""
+    if REVISION in objects:
+        objects[REVISION] = start_revisions(objects[REVISION], selection)
+    for kind in (SNAPSHOT, SNAPSHOT_CONTENT, RESTORE):
+        if kind in objects:
+            objects[kind] = of_selected_vm(objects[kind], kind, selection)
+    for kind, owned in ((POOL, VM), (VMIRS, VMI)):
+        if kind in objects:
+            objects[kind] = owning(objects[kind], objects.get(owned, []), selection)
 
 
 def start_revisions(revisions: Iterable[Item], selection: VmSelection) -> list[Item]:

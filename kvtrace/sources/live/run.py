@@ -103,10 +103,13 @@ def summary_lines(published: Published) -> list[str]:
     ]
 
 
-def missing_lines(published: Published) -> list[str]:
-    """One line per ``missing[]`` entry: what was not collected and why."""
+def missing_lines(published: Published, not_served: bool = False) -> list[str]:
+    """One line per ``missing[]`` entry: what was not collected and why; with ``not_served``,
+    the kinds the cluster does not serve instead."""
     lines = []
     for entry in published.result.manifest["missing"]:
+        if bool(entry.get("notServed")) != not_served:
+            continue
         what = entry.get("file") or entry.get("kind")
         where = f" in {entry['namespace']}" if entry.get("namespace") else ""
         lines.append(f"not collected: {what}{where}: {entry['reason']}")

@@ -92,6 +92,14 @@ class BundleWriter:
             if entry not in self.missing:
                 self.missing.append(entry)
 
+    def add_not_served(self, reason: str, kind: str) -> None:
+        """A ``missing[]`` entry marked ``notServed``: the cluster has no such API, so nothing
+        of it exists to collect (the bundle is still complete)."""
+        entry: dict[str, Any] = {"kind": kind, "reason": reason, "notServed": True}
+        with self._lock:
+            if entry not in self.missing:
+                self.missing.append(entry)
+
     def write_manifest(self, header: dict[str, Any]) -> dict[str, Any]:
         manifest = {
             "apiVersion": MANIFEST_API_VERSION,
