@@ -61,12 +61,13 @@ def test_structured_output_is_a_kubectl_shaped_report(capsys, output):
     assert code == 0
     assert doc["apiVersion"] == "kvtrace.io/v1alpha1" and doc["kind"] == "OverheadReport"
     assert doc["metadata"]["namespace"] == "default"
-    assert doc["overhead"]["totalBytes"] == 293601280 and doc["overhead"]["totalMi"] == "280Mi"
-    assert len(doc["overhead"]["terms"]) == 21
-    assert {c["status"] for c in doc["checks"]} == {"pass"}
-    assert doc["summary"] == {"pass": 15, "fail": 0, "unchecked": 0}
-    assert doc["kubevirtVersion"]["constants"] == "v1.9"
-    ratio = next(s for s in doc["settings"] if s["name"] == "cpuAllocationRatio")
+    spec, status = doc["spec"], doc["status"]
+    assert status["overhead"]["totalBytes"] == 293601280 and status["overhead"]["total"] == "280Mi"
+    assert len(status["overhead"]["terms"]) == 21
+    assert {c["status"] for c in status["checks"]} == {"pass"}
+    assert status["summary"] == {"pass": 15, "fail": 0, "unchecked": 0}
+    assert spec["kubevirtVersion"]["constants"] == "v1.9"
+    ratio = next(s for s in spec["settings"] if s["name"] == "cpuAllocationRatio")
     assert ratio == {
         "name": "cpuAllocationRatio",
         "value": 10,
@@ -77,7 +78,7 @@ def test_structured_output_is_a_kubectl_shaped_report(capsys, output):
 def test_table_and_json_hold_the_same_checks(capsys):
     _, table, _ = kvtrace(capsys, *files("vm-hugepages"))
     _, raw, _ = kvtrace(capsys, *files("vm-hugepages"), "-o", "json")
-    titles = [c["title"] for c in json.loads(raw)["checks"]]
+    titles = [c["title"] for c in json.loads(raw)["status"]["checks"]]
     assert all(title in table for title in titles) and len(titles) == 17
 
 
@@ -96,8 +97,8 @@ def test_kubevirt_version_flag_switches_constants(capsys):
         capsys, *files("vm-2cpu-2gi"), "--kubevirt-version", "v1.5.0", "-o", "json"
     )
     doc = json.loads(out)
-    assert code == 3 and doc["overhead"]["totalBytes"] == 264 * 1024 * 1024
-    assert doc["kubevirtVersion"]["source"] == "--kubevirt-version"
+    assert code == 3 and doc["status"]["overhead"]["totalBytes"] == 264 * 1024 * 1024
+    assert doc["spec"]["kubevirtVersion"]["source"] == "--kubevirt-version"
 
 
 def test_a_version_that_names_no_release_is_refused(capsys):
@@ -116,8 +117,8 @@ def test_ratio_flag_without_a_cr(capsys):
     ]
     code, out, _ = kvtrace(capsys, *args, "--overhead-ratio", "1.5", "-o", "json")
     doc = json.loads(out)
-    assert code == 0 and doc["overhead"]["totalBytes"] == 440402280
-    ratio = next(s for s in doc["settings"] if s["name"] == "additionalGuestMemoryOverheadRatio")
+    assert code == 0 and doc["status"]["overhead"]["totalBytes"] == 440402280
+    ratio = next(s for s in doc["spec"]["settings"] if s["name"] == "additionalGuestMemoryOverheadRatio")
     assert ratio["source"] == "flag"
 
 

@@ -59,7 +59,7 @@ def test_failover_gap_counts_the_work_that_waited(capsys):
     _, out, _ = kvtrace(
         capsys, "leader", "history", "-b", str(SAMPLES / "leader-failover-gap"), "-o", "json"
     )
-    (gap,) = json.loads(out)["gaps"]
+    (gap,) = json.loads(out)["status"]["gaps"]
     assert gap["longerThanLease"] and gap["seconds"] > 15
     assert gap["actionsInGap"] == [] and gap["objectsAfter"] == ["default/web-2"]
     assert [a["what"].split()[0] for a in gap["actionsAfter"]][:2] == ["Starting", "Started"]
@@ -69,7 +69,7 @@ def test_split_brain_overlap_names_both_replicas_and_their_rows(capsys):
     _, out, _ = kvtrace(
         capsys, "leader", "history", "-b", str(SAMPLES / "leader-split-brain"), "-o", "json"
     )
-    (overlap,) = json.loads(out)["overlaps"]
+    (overlap,) = json.loads(out)["status"]["overlaps"]
     assert len(set(overlap["replicas"])) == 2
     assert {a["replica"] for a in overlap["actions"]} == set(overlap["replicas"])
     assert all(a["evidence"].rsplit(":", 1)[1].isdigit() for a in overlap["actions"])
@@ -79,7 +79,7 @@ def test_expired_lease_of_a_missing_pod(capsys):
     code, out, _ = kvtrace(
         capsys, "leader", "status", "-b", str(SAMPLES / "leader-expired-holder-gone"), "-o", "json"
     )
-    document = json.loads(out)
+    document = json.loads(out)["status"]
     assert code == 3 and document["state"] == "expired" and document["holderPodFound"] is False
     assert not any(r["holder"] for r in document["replicas"])
 

@@ -11,6 +11,7 @@ import click
 
 from kvtrace.errors import UsageError
 from kvtrace.render.outputs import formats
+from kvtrace.render.terminal import COLOR_CHOICES
 from kvtrace.sources.live.settings import ClusterSettings, parse_request_timeout
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,16 +52,67 @@ def window_options(func: F) -> F:
     return since_option()(func)
 
 
+class OutputFormat(click.ParamType):  # type: ignore[type-arg]  # generic from click 8.2
+    """``-o``: one of the kind's formats, or ``jsonpath=…`` / ``custom-columns=…``."""
+
+    name = "output"
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(formats(self.kind)) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from kvtrace.render.outputs import check_output
+
+        try:
+            return check_output(self.kind, str(value))
+        except UsageError as err:
+            self.fail(str(err), param, ctx)
+
+
 def output_option(kind: str) -> Callable[[F], F]:
-    """``-o``: the formats the report kind has in :data:`kvtrace.render.outputs.OUTPUTS`."""
-    return click.option(
-        "-o",
-        "--output",
-        type=click.Choice(formats(kind)),
-        default="table",
-        show_default=True,
-        help="Output format.",
-    )
+    """``-o`` (the formats the report kind has in :data:`kvtrace.render.outputs.OUTPUTS`),
+    ``--no-headers`` and ``--color``; the last two reach the renderer through click's context,
+    so the command receives only ``output``."""
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from kvtrace.render.outputs import VIEW_KEY
+
+            view = (kwargs.pop("color"), not kwargs.pop("no_headers"))
+            click.get_current_context().meta[VIEW_KEY] = view
+            return func(*args, **kwargs)
+
+        for option in reversed(_output_options(kind)):
+            wrapper = option(wrapper)
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def _output_options(kind: str) -> list[Callable[[F], F]]:
+    return [
+        click.option(
+            "-o",
+            "--output",
+            type=OutputFormat(kind),
+            default="table",
+            show_default=True,
+            help="Output format; jsonpath=TEMPLATE and custom-columns=NAME:.path,… read the "
+            "-o json document.",
+        ),
+        click.option("--no-headers", is_flag=True, help="Tables without their header line."),
+        click.option(
+            "--color",
+            type=click.Choice(COLOR_CHOICES),
+            default="auto",
+            show_default=True,
+            help="Colour: auto (a terminal without NO_COLOR), always or never.",
+        ),
+    ]
 
 
 def output_file_option(directory_help: str = "") -> Callable[[F], F]:

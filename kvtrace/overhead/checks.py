@@ -15,7 +15,7 @@ from kvtrace.overhead.pod import OVERHEAD_ANNOTATION, PodView
 from kvtrace.overhead.settings import OVERHEAD_GATE, OverheadSettings
 from kvtrace.overhead.versions import Release
 from kvtrace.overhead.vmi_spec import FieldError, VmiView, quantity_at
-from parsers.quantity import BINARY_SI, Quantity, QuantityError, quantity_of, to_mi
+from parsers.quantity import BINARY_SI, Quantity, QuantityError, quantity_of
 
 
 @dataclass(frozen=True)
@@ -35,9 +35,10 @@ def byte_diff(actual: int, expected: int) -> str:
     if delta == 0:
         return ""
     sign = "+" if delta > 0 else "-"
-    if abs(delta) < 1024 * 1024:
-        return f"{sign}{abs(delta)} bytes"
-    return f"{sign}{abs(delta)} bytes ({sign}{to_mi(abs(delta))})"
+    size = abs(delta)
+    exact = str(quantity_of(size, BINARY_SI))  # 400Mi, 1536Ki; the bytes when no unit is exact
+    unit = f" ({sign}{exact})" if exact != str(size) else ""
+    return f"{sign}{size} {'byte' if size == 1 else 'bytes'}{unit}"
 
 
 def compare_bytes(  # one argument per output column

@@ -8,7 +8,9 @@ from kvtrace import __version__
 from kvtrace.check.report import CheckReport, VMCheck
 from kvtrace.model.rules import ENCODED_VERSION
 from kvtrace.model.verdicts import Verdict
+from kvtrace.render.terminal import BAD, GOOD, OPEN
 from kvtrace.render.verdict_shape import verdict_data
+from kvtrace.render.words import count
 from kvtrace.timeline.build import Timeline
 
 HEADERS = [
@@ -22,6 +24,7 @@ HEADERS = [
     "MIGRATIONS",
     "MIGRATION P50/P95",
 ]
+WIDE_HEADERS = [*HEADERS, "EXPLAINED", "FINDINGS"]
 CSV_FIELDS = [
     "namespace",
     "name",
@@ -42,6 +45,26 @@ CSV_FIELDS = [
 def ordered(report: CheckReport) -> list[VMCheck]:
     """Violations first (most first), then by namespace/name: every check output's order."""
     return sorted(report.vms, key=lambda vm: (-len(vm.assessment.violations()), vm.key))
+
+
+def listed(report: CheckReport, every: bool = False) -> list[VMCheck]:
+    """The VMs a table lists: all of them with ``every`` (``-o wide``) or when one VM was
+    asked for; else only those with a violation or an open question (the rest are counted in
+    one summary line), so a fleet's one violation is not lost among thousands of clean rows."""
+    if every or report.selection.name:
+        return ordered(report)
+    return [vm for vm in ordered(report) if has_findings(vm)]
+
+
+def has_findings(vm: VMCheck) -> bool:
+    return any(v.status != "explained" for v in vm.assessment.verdicts)
+
+
+def row_style(vm: VMCheck) -> str:
+    counts = vm.assessment.counts()
+    if counts.get("violation"):
+        return BAD
+    return OPEN if counts.get("unverifiable") else GOOD
 
 
 def _seconds(value: float | None) -> str:
@@ -70,26 +93,38 @@ def vm_item(vm: VMCheck) -> dict[str, Any]:
     }
 
 
-def table_rows(report: CheckReport) -> list[list[str]]:
-    rows = []
-    for vm in ordered(report):
-        item = vm_item(vm)
-        rows.append(
-            [
-                f"{vm.key[0]}/{vm.key[1]}",
-                item["runStrategy"] or "?",
-                str(item["incarnations"]),
-                str(item["restarts"]),
-                str(item["violations"]),
-                str(item["unverifiable"]),
-                f"{_seconds(item['creationToRunningP50'])}/{_seconds(item['creationToRunningMax'])}",
-                _migration_count(item),
-                f"{_seconds(item['migrationP50'])}/{_seconds(item['migrationP95'])}"
-                if item["migrations"]
-                else "-",
-            ]
-        )
-    return rows
+def table_rows(report: CheckReport, vms: list[VMCheck] | None = None) -> list[list[str]]:
+    return [_row(vm) for vm in (ordered(report) if vms is None else vms)]
+
+
+def wide_rows(vms: list[VMCheck]) -> list[list[str]]:
+    return [[*_row(vm), str(vm_item(vm)["explained"]), _findings(vm)] for vm in vms]
+
+
+def _findings(vm: VMCheck) -> str:
+    """Each rule that found something, once, violations first: ``✗ KV-VM-03, ? KV-LE-01``."""
+    found = sorted(
+        (v for v in vm.assessment.verdicts if v.status != "explained"),
+        key=lambda v: v.status != "violation",
+    )
+    return ", ".join(dict.fromkeys(f"{v.mark} {v.rule}" for v in found)) or "-"
+
+
+def _row(vm: VMCheck) -> list[str]:
+    item = vm_item(vm)
+    return [
+        f"{vm.key[0]}/{vm.key[1]}",
+        item["runStrategy"] or "?",
+        str(item["incarnations"]),
+        str(item["restarts"]),
+        str(item["violations"]),
+        str(item["unverifiable"]),
+        f"{_seconds(item['creationToRunningP50'])}/{_seconds(item['creationToRunningMax'])}",
+        _migration_count(item),
+        f"{_seconds(item['migrationP50'])}/{_seconds(item['migrationP95'])}"
+        if item["migrations"]
+        else "-",
+    ]
 
 
 def _migration_count(item: dict[str, Any]) -> str:
@@ -116,20 +151,15 @@ def violation_lines(report: CheckReport, limit: int = TABLE_VIOLATIONS) -> list[
         lines += [f"    at {ref}" for ref in evidence_of(vm, verdict)]
     if len(violations) > limit:
         lines.append(
-            f"… and {len(violations) - limit} more violations (-o json or -o html lists them all)"
+            f"… and {count(len(violations) - limit, 'more violation')} "
+            "(-o json or -o html lists them all)"
         )
     return lines
 
 
 def summary_lines(report: CheckReport) -> list[str]:
-    total = sum(len(vm.assessment.violations()) for vm in report.vms)
-    unverifiable = sum(len(vm.assessment.unverifiable()) for vm in report.vms)
-    lines = [
-        f"{len(report.vms)} VM(s) in {report.selection.describe()} · "
-        f"judged against KubeVirt {report.version.shown} ({report.version.source}) "
-        f"by {ENCODED_VERSION}'s rules · "
-        f"{total} violation(s), {unverifiable} unverifiable"
-    ]
+    """What goes under the table; the headline, the line a CI log shows last, comes last."""
+    lines = []
     for source in report.reports:
         problems = source.tally.problems()
         if problems:
@@ -137,7 +167,26 @@ def summary_lines(report: CheckReport) -> list[str]:
                 f"unparsed in {source.source_id}: "
                 + ", ".join(f"{n} {k}" for k, n in problems.items())
             )
-    return lines + [f"note: {n}" for n in report.notes]
+    return [*lines, *(f"note: {n}" for n in report.notes), headline(report)]
+
+
+def headline(report: CheckReport) -> str:
+    total = sum(len(vm.assessment.violations()) for vm in report.vms)
+    unverifiable = sum(len(vm.assessment.unverifiable()) for vm in report.vms)
+    return (
+        f"{count(len(report.vms), 'VM')} in {report.selection.describe()} · "
+        f"judged against KubeVirt {report.version.shown} ({report.version.source}) "
+        f"by {ENCODED_VERSION}'s rules · "
+        f"{count(total, 'violation')}, {unverifiable} unverifiable"
+    )
+
+
+def clean_line(report: CheckReport, shown: list[VMCheck]) -> str | None:
+    """One line for the VMs the table leaves out (every step explained)."""
+    hidden = len(report.vms) - len(shown)
+    if not hidden:
+        return None
+    return f"{count(hidden, 'VM')} not listed: every step explained (-o wide lists every VM)"
 
 
 def document(report: CheckReport) -> dict[str, Any]:

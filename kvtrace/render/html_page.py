@@ -14,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 from kvtrace import __version__
+from kvtrace.render.words import count
 
 MARKS = {"violation": "✗", "unverifiable": "?", "explained": "✓"}
 # The first script on the page: any later script error lands in an attribute a test can read.
@@ -90,7 +91,7 @@ def findings_list(shaped: dict[str, Any], cid: str) -> str:
     if questions:
         is_open = " open" if len(questions) <= OPEN_QUESTIONS_SHOWN else ""
         out += (
-            f'<details class="open-questions"{is_open}><summary>{len(questions)} rule(s) '
+            f'<details class="open-questions"{is_open}><summary>{count(len(questions), "rule")} '
             f"unverifiable with this evidence</summary>{_finding_items(questions, rules, cid)}"
             "</details>\n"
         )
@@ -118,7 +119,7 @@ def _finding(finding: dict[str, Any], rules: dict[str, Any], cid: str) -> str:
         f'<li class="finding status-{text(finding["status"])}">'
         f'<span class="badge">{MARKS.get(finding["status"], "")} {text(finding["rule"])}</span> '
         f'<span class="sev">{text(finding["severity"])}</span> {text(finding["why"])}'
-        f"{' · rows ' + links if links else ''}{show}"
+        f"{(' · row ' if len(finding['rows']) == 1 else ' · rows ') + links if links else ''}{show}"
         f'<div class="rule">{text(rule.get("sentence", ""))} '
         f'<span class="pos">{text(", ".join(rule.get("positions", [])))}</span></div></li>\n'
     )
@@ -131,7 +132,7 @@ def rows_table(rows: list[dict[str, Any]], cid: str) -> str:
     head = "".join(f"<th>{text(c)}</th>" for c in [*TABLE_COLUMNS, "EVIDENCE"])
     body = "".join(_table_row(i + 1, r, cid) for i, r in enumerate(rows))
     return (
-        f'<details class="rows" open><summary>All {len(rows)} rows</summary>\n'
+        f'<details class="rows" open><summary>All {count(len(rows), "row")}</summary>\n'
         f'<table class="rows"><thead><tr>{head}</tr></thead>\n<tbody>\n{body}</tbody></table>'
         "</details>\n"
     )

@@ -19,13 +19,17 @@ from kvtrace.model.leader_epochs import (
     Epoch,
     Gap,
 )
+from kvtrace.render.words import count, duration
 from kvtrace.timefmt import display, iso
 from kvtrace.timeline.rows import TimelineRow
 from parsers.records import Timestamp
 
+API_VERSION = "kvtrace.io/v1alpha1"
 REPLICA_HEADERS = ["POD", "NODE", "PHASE", "READY", "RESTARTS", "STARTED", "HOLDER",
                    "LAST ATTEMPT", "EVIDENCE"]  # fmt: skip
+REPLICA_WIDE_HEADERS = [*REPLICA_HEADERS, "MESSAGE"]
 EPOCH_HEADERS = ["#", "HOLDER", "START", "END", "LASTED", "ENDED BY"]
+EPOCH_WIDE_HEADERS = [*EPOCH_HEADERS, "EVIDENCE"]
 GAP_HEADERS = ["FROM", "TO", "LENGTH", "AFTER", "NEXT LEADER", "ACTIONS IN GAP",
                f"ACTIONS IN NEXT {LEASE_SECONDS}s", "OBJECTS"]  # fmt: skip
 ACTION_HEADERS = ["TIME", "REPLICA", "LEADING", "OBJECT", "WHAT", "EVIDENCE"]
@@ -41,8 +45,13 @@ def _micro(at: datetime) -> Timestamp:
     return Timestamp(at)
 
 
-def _seconds(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}s"
+def _age(status: LeaderStatus) -> str:
+    """How long before the reference the lock was renewed; ``~`` when the record has whole
+    seconds only (the Endpoints annotation)."""
+    renew = status.lock.renew if status.lock else None
+    if status.age is None:
+        return "-"
+    return duration(status.age, uncertain=renew is not None and renew.resolution_us >= 1_000_000)
 
 
 def _yes(value: bool | None) -> str:
@@ -64,7 +73,7 @@ def lock_lines(status: LeaderStatus) -> list[str]:
         f"Lock:         {lock.kind} {lock.namespace}/{LOCK_NAME}",
         f"Holder:       {holder}",
         f"Acquired:     {display(lock.acquire)}",
-        f"Renewed:      {display(lock.renew)} ({_seconds(status.age)} before {when}"
+        f"Renewed:      {display(lock.renew)} ({_age(status)} before {when}"
         f" {display(_micro(status.reference))})",
         f"Duration:     {lock.duration}s lease (renew deadline {RENEW_DEADLINE_SECONDS}s)",
         f"Transitions:  {_transitions(lock)}",
@@ -76,12 +85,13 @@ def _transitions(lock: LockRecord) -> str:
     return "?" if lock.transitions is None else str(lock.transitions)
 
 
-def replica_rows(status: LeaderStatus) -> list[list[str]]:
-    return [_replica_row(r) for r in status.replicas]
+def replica_rows(status: LeaderStatus, wide: bool = False) -> list[list[str]]:
+    return [_replica_row(r, wide) for r in status.replicas]
 
 
-def _replica_row(r: Replica) -> list[str]:
+def _replica_row(r: Replica, wide: bool = False) -> list[str]:
     attempt = None if r.holder else r.last_attempt
+    message = [attempt.what if attempt else "-"] if wide else []
     return [
         r.pod,
         r.node or "?",
@@ -92,25 +102,34 @@ def _replica_row(r: Replica) -> list[str]:
         "yes" if r.holder else "no",
         display(attempt.time) if attempt else "-",
         str(attempt.evidence) if attempt else "-",
+        *message,
     ]
 
 
+def _metadata(namespace: str) -> dict[str, Any]:
+    return {"name": LOCK_NAME, "namespace": namespace, "generator": f"kvtrace {__version__}"}
+
+
 def status_document(status: LeaderStatus) -> dict[str, Any]:
+    """``kind: LeaderStatus``: spec is the moment judged, status what the lock and pods say."""
     return {
-        "apiVersion": "kvtrace.io/v1alpha1",
+        "apiVersion": API_VERSION,
         "kind": "LeaderStatus",
-        "metadata": {"name": LOCK_NAME, "namespace": status.namespace},
-        "generator": f"kvtrace {__version__}",
-        "reference": {
-            "time": iso(_micro(status.reference)),
-            "from": "capture" if status.reference_is_capture else "now",
+        "metadata": _metadata(status.namespace),
+        "spec": {
+            "reference": {
+                "time": iso(_micro(status.reference)),
+                "from": "capture" if status.reference_is_capture else "now",
+            },
         },
-        "lock": _lock_doc(status.lock, status.age),
-        "otherLock": _lock_doc(status.other_lock, None),
-        "state": status.state,
-        "holderPodFound": None if status.lock is None else not status.holder_missing,
-        "replicas": [_replica_doc(r) for r in status.replicas],
-        "notes": status.notes,
+        "status": {
+            "state": status.state,
+            "lock": _lock_doc(status.lock, status.age),
+            "otherLock": _lock_doc(status.other_lock, None),
+            "holderPodFound": None if status.lock is None else not status.holder_missing,
+            "replicas": [_replica_doc(r) for r in status.replicas],
+            "notes": status.notes,
+        },
     }
 
 
@@ -152,7 +171,8 @@ def _row_doc(row: TimelineRow) -> dict[str, Any]:
 
 def history_header(history: LeaderHistory) -> list[str]:
     lock = history.lock
-    lines = [f"Logs read:    {len(history.sources)} virt-controller log(s) in {history.namespace}"]
+    logs = count(len(history.sources), "virt-controller log")
+    lines = [f"Logs read:    {logs} in {history.namespace}"]
     if lock is None:
         return [f"Lock:         none found in {history.namespace}", *lines]
     return [
@@ -173,19 +193,10 @@ def ended_by(epoch: Epoch) -> str:
 def _lasted(epoch: Epoch) -> str:
     if epoch.end is None:
         return "-"
-    return _human((epoch.end - epoch.start).total_seconds())
+    return duration((epoch.end - epoch.start).total_seconds())
 
 
-def _human(seconds: float) -> str:
-    """``26.305s``, ``11m54.123s``, ``2h26m55.447s``."""
-    minutes, rest = divmod(seconds, 60)
-    hours, minutes = divmod(int(minutes), 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m{rest:06.3f}s"
-    return f"{minutes}m{rest:06.3f}s" if minutes else f"{rest:.3f}s"
-
-
-def epoch_rows(history: LeaderHistory) -> list[list[str]]:
+def epoch_rows(history: LeaderHistory, wide: bool = False) -> list[list[str]]:
     return [
         [
             str(i),
@@ -194,6 +205,7 @@ def epoch_rows(history: LeaderHistory) -> list[list[str]]:
             display(_micro(e.end)) if e.end else "-",
             _lasted(e),
             ended_by(e),
+            *([", ".join(str(r.evidence) for r in e.rows) or "-"] if wide else []),
         ]
         for i, e in enumerate(history.epochs, 1)
     ]
@@ -212,7 +224,7 @@ def gap_rows(history: LeaderHistory) -> list[list[str]]:
 
 
 def _gap_row(gap: Gap) -> list[str]:
-    length = _human(gap.seconds) + (" LONG" if gap.too_long else "")
+    length = duration(gap.seconds) + (" LONG" if gap.too_long else "")
     return [
         display(_micro(gap.start)),
         display(_micro(gap.end)),
@@ -253,27 +265,29 @@ def action_rows(
 
 
 def history_document(history: LeaderHistory) -> dict[str, Any]:
+    """``kind: LeaderHistory``: spec is the logs read, status what they show."""
     return {
-        "apiVersion": "kvtrace.io/v1alpha1",
+        "apiVersion": API_VERSION,
         "kind": "LeaderHistory",
-        "metadata": {"name": LOCK_NAME, "namespace": history.namespace},
-        "generator": f"kvtrace {__version__}",
-        "lock": _lock_doc(history.lock, None),
-        "sources": history.sources,
-        "epochs": [_epoch_doc(e) for e in history.epochs],
-        "gaps": [_gap_doc(g) for g in history.gaps],
-        "overlaps": [
-            {
-                "from": iso(_micro(o.start)),
-                "to": iso(_micro(o.end)),
-                "replicas": list(o.replicas),
-                "leading": o.leading,
-                "actions": [_action_doc(a) for a in o.actions],
-            }
-            for o in history.overlaps
-        ],
-        "actionsWithoutLease": [_action_doc(a) for a in history.strays],
-        "notes": history.notes,
+        "metadata": _metadata(history.namespace),
+        "spec": {"sources": history.sources},
+        "status": {
+            "lock": _lock_doc(history.lock, None),
+            "epochs": [_epoch_doc(e) for e in history.epochs],
+            "gaps": [_gap_doc(g) for g in history.gaps],
+            "overlaps": [
+                {
+                    "from": iso(_micro(o.start)),
+                    "to": iso(_micro(o.end)),
+                    "replicas": list(o.replicas),
+                    "leading": o.leading,
+                    "actions": [_action_doc(a) for a in o.actions],
+                }
+                for o in history.overlaps
+            ],
+            "actionsWithoutLease": [_action_doc(a) for a in history.strays],
+            "notes": history.notes,
+        },
     }
 
 

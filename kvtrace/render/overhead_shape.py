@@ -9,9 +9,9 @@ from kvtrace.overhead.checks import Check
 from kvtrace.overhead.report import OverheadReport
 from kvtrace.overhead.settings import Setting
 from kvtrace.overhead.terms import Term
-from parsers.quantity import to_mi
+from kvtrace.render.words import byte_size
 
-TERM_HEADERS = ["TERM", "APPLIED", "BYTES", "MI", "CONDITION", "WHY", "SOURCE"]
+TERM_HEADERS = ["TERM", "APPLIED", "BYTES", "QUANTITY", "CONDITION", "WHY", "SOURCE"]
 CHECK_HEADERS = ["", "CHECK", "EXPECTED", "ACTUAL", "DIFF", "NOTE"]
 MARKS = {True: "✓", False: "✗", None: "–"}
 STATUS = {True: "pass", False: "fail", None: "unchecked"}
@@ -22,13 +22,13 @@ def term_rows(report: OverheadReport) -> list[list[str]]:
         return []
     rows = [_term_row(term) for term in report.overhead.terms]
     total = report.overhead.total
-    rows.append(["total", "", str(total), to_mi(total), "", "", ""])
+    rows.append(["total", "", str(total), byte_size(total), "", "", ""])
     return rows
 
 
 def _term_row(term: Term) -> list[str]:
     size = str(term.counted) if term.applied else "0"
-    shown = to_mi(term.bytes) if term.applied else f"({to_mi(term.bytes)})"
+    shown = byte_size(term.bytes) if term.applied else f"({byte_size(term.bytes)})"
     applied = "yes" if term.applied else "no"
     return [term.title, applied, size, shown, term.condition, term.why, term.source]
 
@@ -41,6 +41,8 @@ def _setting_value(setting: Setting) -> str:
     value = setting.value
     if value in (None, (), {}):
         return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, tuple):
         return ",".join(value)
     if isinstance(value, dict):
@@ -111,40 +113,48 @@ def _plain(value: Any) -> Any:
 
 
 def document(report: OverheadReport) -> dict[str, Any]:
-    """A kubectl-shaped ``OverheadReport`` holding both outputs."""
+    """A kubectl-shaped ``OverheadReport``: spec is what the pod was judged with (its VMI, the
+    release, the settings), status the recomputed terms and the checks."""
     vmi, version, overhead = report.vmi, report.version, report.overhead
     settings = report.settings.all() if report.settings else []
     return {
         "apiVersion": "kvtrace.io/v1alpha1",
         "kind": "OverheadReport",
-        "metadata": {"name": report.pod.name, "namespace": report.pod.namespace},
-        "generator": f"kvtrace {__version__}",
-        "vmi": None
-        if vmi is None
-        else {
-            "name": vmi.name,
-            "namespace": vmi.namespace,
-            "uid": vmi.uid,
-            "foundBy": report.vmi_lookup,
+        "metadata": {
+            "name": report.pod.name,
+            "namespace": report.pod.namespace,
+            "generator": f"kvtrace {__version__}",
         },
-        "kubevirtVersion": {
-            "found": version.found,
-            "source": version.source,
-            "constants": version.release.tag,
-            "note": version.note,
+        "spec": {
+            "vmi": None
+            if vmi is None
+            else {
+                "name": vmi.name,
+                "namespace": vmi.namespace,
+                "uid": vmi.uid,
+                "foundBy": report.vmi_lookup,
+            },
+            "kubevirtVersion": {
+                "found": version.found,
+                "source": version.source,
+                "constants": version.release.tag,
+                "note": version.note,
+            },
+            "settings": [
+                {"name": s.name, "value": _plain(s.value), "source": s.source} for s in settings
+            ],
         },
-        "settings": [
-            {"name": s.name, "value": _plain(s.value), "source": s.source} for s in settings
-        ],
-        "overhead": None
-        if overhead is None
-        else {
-            "terms": [_term_item(t) for t in overhead.terms],
-            "totalBytes": overhead.total,
-            "totalMi": to_mi(overhead.total),
+        "status": {
+            "overhead": None
+            if overhead is None
+            else {
+                "terms": [_term_item(t) for t in overhead.terms],
+                "totalBytes": overhead.total,
+                "total": byte_size(overhead.total),
+            },
+            "checks": [_check_item(c) for c in report.checks],
+            "summary": _counts(report.checks),
+            "notes": report.settings.notes if report.settings else [],
+            "problems": report.problems,
         },
-        "checks": [_check_item(c) for c in report.checks],
-        "summary": _counts(report.checks),
-        "notes": report.settings.notes if report.settings else [],
-        "problems": report.problems,
     }

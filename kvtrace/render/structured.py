@@ -34,8 +34,11 @@ def to_yaml(document: dict[str, Any]) -> str:
 
 
 def _cell(value: Any) -> Any:
+    """A CSV cell: empty for null, ``true``/``false`` as in the JSON (not Python's ``False``)."""
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
     return csv_cell(value) if isinstance(value, str) else value
 
 

@@ -1,5 +1,10 @@
 """The plain-text outputs (``-o table``, ``-o wide``, ``-o markdown``) of every report kind,
-composed from the shapes: the tables plus the lines a terminal reader needs under them."""
+composed from the shapes: the tables plus the lines a terminal reader needs under them.
+
+Each returns :class:`~kvtrace.render.terminal.Line` s laid out for a
+:class:`~kvtrace.render.terminal.View` (its width, its headers); the writer makes them safe for a
+terminal and colours them when the view asks for colour.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from kvtrace.render import check_shape, leader_shape, overhead_shape, rules_shape
 from kvtrace.render import timeline_shape as timeline
-from kvtrace.render.table import render_table
+from kvtrace.render.table import table_lines
+from kvtrace.render.terminal import BAD, GOOD, HEADER, OPEN, PIPED, Line, View, plain
 
 if TYPE_CHECKING:
     from kvtrace.check.report import CheckReport
@@ -16,76 +22,135 @@ if TYPE_CHECKING:
     from kvtrace.model.engine import AssessedTimeline
     from kvtrace.overhead.report import OverheadReport
 
-
-def _blocks(parts: list[str]) -> str:
-    return "\n\n".join(parts) + "\n"
+_MARK_STYLES = {"✗": BAD, "?": OPEN, "✓": GOOD}
 
 
-def timeline_table(report: AssessedTimeline, wide: bool = False) -> str:
+def _blocks(parts: list[list[Line]]) -> list[Line]:
+    out: list[Line] = []
+    for part in (p for p in parts if p):
+        out += [Line(""), *part] if out else part
+    return out
+
+
+def marked(lines: list[str]) -> list[Line]:
+    """Lines styled by the verdict mark they start with (``✗ …``, ``  ? …``)."""
+    return [Line(text, _MARK_STYLES.get(text.lstrip()[:1], "")) for text in lines]
+
+
+def timeline_table(report: AssessedTimeline, view: View = PIPED, wide: bool = False) -> list[Line]:
     headers = timeline.WIDE_HEADERS if wide else timeline.TABLE_HEADERS
-    table = render_table(headers, timeline.table_rows(report.timeline, wide, report.assessment))
-    return _blocks([table, "\n".join(timeline.summary_lines(*report))])
+    rows = timeline.table_rows(report.timeline, wide, report.assessment)
+    styles = [_MARK_STYLES.get(row[8][:1], "") for row in rows]
+    table = table_lines(headers, rows, view, styles, shrink=headers.index("WHAT"))
+    return _blocks([table, marked(timeline.summary_lines(*report))])
 
 
-def timeline_wide(report: AssessedTimeline) -> str:
-    return timeline_table(report, wide=True)
+def timeline_wide(report: AssessedTimeline, view: View = PIPED) -> list[Line]:
+    return timeline_table(report, view, wide=True)
 
 
-def check_table(report: CheckReport) -> str:
-    parts = [render_table(check_shape.HEADERS, check_shape.table_rows(report))]
-    violations = check_shape.violation_lines(report)
-    if violations:
-        parts.append("\n".join(violations))
-    parts.append("\n".join(check_shape.summary_lines(report)))
+def check_table(report: CheckReport, view: View = PIPED, wide: bool = False) -> list[Line]:
+    """The VMs with findings (every VM with ``wide``), every violation, and the headline last."""
+    vms = check_shape.listed(report, every=wide)
+    parts = []
+    if vms:
+        headers = check_shape.WIDE_HEADERS if wide else check_shape.HEADERS
+        rows = check_shape.wide_rows(vms) if wide else check_shape.table_rows(report, vms)
+        styles = [check_shape.row_style(vm) for vm in vms]
+        parts.append(table_lines(headers, rows, view, styles, len(headers) - 1 if wide else None))
+    parts.append(marked(check_shape.violation_lines(report)))
+    clean = check_shape.clean_line(report, vms)
+    parts.append(plain([*([clean] if clean else []), *check_shape.summary_lines(report)]))
     return _blocks(parts)
 
 
-def overhead_table(report: OverheadReport) -> str:
-    parts = ["\n".join(overhead_shape.header_lines(report))]
+def check_wide(report: CheckReport, view: View = PIPED) -> list[Line]:
+    return check_table(report, view, wide=True)
+
+
+def overhead_table(report: OverheadReport, view: View = PIPED) -> list[Line]:
+    shape = overhead_shape
+    parts = [plain(shape.header_lines(report))]
     if report.overhead is not None:
-        parts.append(render_table(overhead_shape.TERM_HEADERS, overhead_shape.term_rows(report)))
-    parts.append(render_table(overhead_shape.CHECK_HEADERS, overhead_shape.check_rows(report)))
-    parts.append("\n".join(overhead_shape.summary_lines(report)))
+        why = shape.TERM_HEADERS.index("WHY")
+        parts.append(table_lines(shape.TERM_HEADERS, shape.term_rows(report), view, shrink=why))
+    rows = shape.check_rows(report)
+    styles = [_MARK_STYLES.get(row[0], OPEN) for row in rows]
+    note = shape.CHECK_HEADERS.index("NOTE")
+    parts.append(table_lines(shape.CHECK_HEADERS, rows, view, styles, shrink=note))
+    parts.append(marked(shape.summary_lines(report)))
     return _blocks(parts)
 
 
-def leader_status_table(status: LeaderStatus) -> str:
-    parts = ["\n".join(leader_shape.lock_lines(status))]
-    if status.replicas:
-        parts.append(render_table(leader_shape.REPLICA_HEADERS, leader_shape.replica_rows(status)))
-    else:
-        parts.append("No virt-controller pods in the evidence.")
-    parts.extend(f"Note: {n}" for n in status.notes)
-    return _blocks(parts)
-
-
-def leader_history_table(history: LeaderHistory) -> str:
+def leader_status_table(status: LeaderStatus, view: View = PIPED, wide: bool = False) -> list[Line]:
     shape = leader_shape
-    parts = ["\n".join(shape.history_header(history))]
-    parts.append(_section("Epochs", shape.EPOCH_HEADERS, shape.epoch_rows(history)))
-    if history.epochs:
-        parts.append("Evidence\n" + "\n".join(shape.evidence_lines(history)))
-    parts.append(_section("Leaderless gaps", shape.GAP_HEADERS, shape.gap_rows(history)))
+    state = BAD if status.failed else GOOD
+    lock = [Line(t, state if t.startswith("State:") else "") for t in shape.lock_lines(status)]
+    parts = [lock]
+    if status.replicas:
+        headers = shape.REPLICA_WIDE_HEADERS if wide else shape.REPLICA_HEADERS
+        styles = [HEADER if r.holder else "" for r in status.replicas]
+        rows = shape.replica_rows(status, wide)
+        parts.append(table_lines(headers, rows, view, styles, len(headers) - 1 if wide else None))
+    else:
+        parts.append([Line("No virt-controller pods in the evidence.")])
+    parts.append(plain([f"Note: {n}" for n in status.notes]))
+    return _blocks(parts)
+
+
+def leader_status_wide(status: LeaderStatus, view: View = PIPED) -> list[Line]:
+    return leader_status_table(status, view, wide=True)
+
+
+def leader_history_table(
+    history: LeaderHistory, view: View = PIPED, wide: bool = False
+) -> list[Line]:
+    shape = leader_shape
+    parts = [plain(shape.history_header(history))]
+    epoch_headers = shape.EPOCH_WIDE_HEADERS if wide else shape.EPOCH_HEADERS
+    parts.append(_section("Epochs", epoch_headers, shape.epoch_rows(history, wide), view))
+    if history.epochs and not wide:
+        parts.append(plain(["Evidence", *shape.evidence_lines(history)]))
+    gaps = shape.gap_rows(history)
+    styles = [BAD if g.too_long else "" for g in history.gaps]
+    parts.append(_section("Leaderless gaps", shape.GAP_HEADERS, gaps, view, styles))
+    what = shape.ACTION_HEADERS.index("WHAT")
     for overlap in history.overlaps:
         title = f"Overlap (split-brain suspicion): {' and '.join(overlap.replicas)}"
         rows = shape.action_rows(overlap.actions, overlap.leading)
-        parts.append(title + "\n" + render_table(shape.ACTION_HEADERS, rows))
+        table = table_lines(shape.ACTION_HEADERS, rows, view, [BAD] * len(rows), what)
+        parts.append([Line(title, BAD), *table])
     if not history.overlaps:
-        parts.append("Overlaps: none (no two replicas acted in intersecting windows)")
+        parts.append(plain(["Overlaps: none (no two replicas acted in intersecting windows)"]))
     if history.strays:
         rows = shape.action_rows(history.strays)
-        parts.append(_section("Actions without the lease", shape.ACTION_HEADERS, rows))
-    parts.extend(f"Note: {n}" for n in history.notes)
+        title = "Actions without the lease"
+        parts.append(_section(title, shape.ACTION_HEADERS, rows, view, [BAD] * len(rows), what))
+    parts.append(plain([f"Note: {n}" for n in history.notes]))
     return _blocks(parts)
 
 
-def _section(title: str, headers: list[str], rows: list[list[str]]) -> str:
-    return f"{title}\n" + render_table(headers, rows) if rows else f"{title}: none"
+def leader_history_wide(history: LeaderHistory, view: View = PIPED) -> list[Line]:
+    return leader_history_table(history, view, wide=True)
 
 
-def rules_table(_: object) -> str:
-    return render_table(rules_shape.HEADERS, rules_shape.rule_rows()) + "\n"
+def _section(
+    title: str,
+    headers: list[str],
+    rows: list[list[str]],
+    view: View,
+    styles: list[str] | None = None,
+    shrink: int | None = None,
+) -> list[Line]:
+    if not rows:
+        return [Line(f"{title}: none")]
+    return [Line(title), *table_lines(headers, rows, view, styles, shrink)]
 
 
-def rules_markdown(_: object) -> str:
+def rules_table(_: object, view: View = PIPED) -> list[Line]:
+    what = rules_shape.HEADERS.index("WHAT THE CONTROLLER DOES")
+    return table_lines(rules_shape.HEADERS, rules_shape.rule_rows(), view, shrink=what)
+
+
+def rules_markdown(_: object, view: View = PIPED) -> str:
     return rules_shape.rules_markdown()

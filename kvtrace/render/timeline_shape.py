@@ -10,6 +10,7 @@ from typing import Any
 from kvtrace import __version__
 from kvtrace.model.engine import AssessedTimeline, Assessment
 from kvtrace.render.verdict_shape import mark, model_lines, model_status, verdict_data
+from kvtrace.render.words import count
 from kvtrace.timefmt import delta_seconds, display, display_delta, iso
 from kvtrace.timeline.build import Timeline
 from kvtrace.timeline.endings import Ending, endings
@@ -19,6 +20,7 @@ API_VERSION = "kvtrace.io/v1alpha1"
 TABLE_HEADERS = ["#", "TIME (UTC)", "ΔT", "SOURCE", "VMI", "KIND", "WHAT", "POS", "VERDICT"]
 WIDE_HEADERS = [*TABLE_HEADERS, "LEVEL", "REASON", "EVIDENCE"]
 CSV_FIELDS = [
+    "row",
     "time",
     "resolution",
     "delta",
@@ -155,7 +157,7 @@ def table_rows(
             row.source,
             short_uid(row.incarnation),
             row.category,
-            row.what if wide else _clip(row.what, 100),
+            row.what,
             row.pos or "",
             mark(assessment.row_verdict(index)) if assessment else "",
         ]
@@ -163,10 +165,6 @@ def table_rows(
             cells += [row.level or "", row.reason or "", str(row.evidence)]
         out.append(cells)
     return out
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def csv_rows(timeline: Timeline, assessment: Assessment | None = None) -> list[dict[str, Any]]:
@@ -200,7 +198,8 @@ def ending_lines(timeline: Timeline) -> list[str]:
         for e in found[-6:]
     ]
     if len(found) > 6:
-        lines.insert(0, f"ended: {len(found) - 6} earlier incarnation(s) in -o json (endings)")
+        earlier = count(len(found) - 6, "earlier incarnation")
+        lines.insert(0, f"ended: {earlier} in -o json (endings)")
     return lines
 
 
@@ -219,15 +218,16 @@ def _headline(timeline: Timeline) -> str:
     incarnations = ", ".join(uids) or "none"
     if len(uids) > 6:  # a long history: the first ones, the last one, and the count
         incarnations = f"{len(uids)} ({', '.join(uids[:3])} … {uids[-1]})"
-    count = len(timeline.shown)
+    shown = len(timeline.shown)
     rows = (
-        f"{count} rows"
-        if count == len(timeline.rows)
-        else (f"{count} of {len(timeline.rows)} rows (the model judged all)")
+        count(shown, "row")
+        if shown == len(timeline.rows)
+        else f"{shown} of {count(len(timeline.rows), 'row')} (the model judged all)"
     )
     return (
         f"{rows} for {timeline.namespace}/{timeline.name} · VMI incarnations: "
-        f"{incarnations} · {len(timeline.sources)} log source(s), {scanned} lines scanned · "
+        f"{incarnations} · {count(len(timeline.sources), 'log source')}, "
+        f"{count(scanned, 'line')} scanned · "
         f"evidence: {timeline.evidence.layout} ({timeline.evidence.coverage} coverage)"
     )
 

@@ -7,6 +7,7 @@ from typing import Any
 from kvtrace.model.engine import Assessment
 from kvtrace.model.rules import ENCODED_VERSION
 from kvtrace.model.verdicts import EXPLAINED, VIOLATION, Verdict
+from kvtrace.render.words import count
 
 UNVERIFIABLE_SHOWN = 3
 
@@ -46,7 +47,8 @@ def model_lines(assessment: Assessment) -> list[str]:
     lines = [
         f"model (KubeVirt {ENCODED_VERSION}'s rules, judging {assessment.release or 'unknown'}): "
         f"{counts.get('explained', 0)} explained, "
-        f"{counts.get('violation', 0)} violations, {counts.get('unverifiable', 0)} unverifiable"
+        f"{count(counts.get('violation', 0), 'violation')}, "
+        f"{counts.get('unverifiable', 0)} unverifiable"
     ]
     lines += [_line(v) for v in assessment.verdicts if v.status == VIOLATION]
     open_questions: dict[str, list[Verdict]] = {}
@@ -62,5 +64,5 @@ def model_lines(assessment: Assessment) -> list[str]:
 
 def _line(verdict: Verdict) -> str:
     rows = ", ".join(str(r + 1) for r in verdict.rows)
-    where = f" [rows {rows}]" if rows else ""
+    where = f" [{'row' if len(verdict.rows) == 1 else 'rows'} {rows}]" if rows else ""
     return f"  {verdict.mark} {verdict.rule} ({verdict.severity}): {verdict.why}{where}"
