@@ -9,7 +9,7 @@ import click
 
 from kvtrace.commands.options import (
     all_namespaces_option,
-    evidence_options,
+    bundles_options,
     kubevirt_version_option,
     live_options,
     namespace_option,
@@ -42,7 +42,13 @@ if TYPE_CHECKING:
     help="Exit 3 when a violation of at least this severity exists.",
 )
 @kubevirt_version_option
-@evidence_options
+@bundles_options
+@click.option(
+    "--dask",
+    metavar="ADDRESS",
+    help="Check as Dask tasks, one per bundle (or part of a big one): local (worker processes "
+    "here; local:N for N), or tcp://HOST:PORT (a running scheduler). Needs kvtrace[fleet].",
+)
 @output_option("check")
 @output_file_option(
     "; with -o html a directory (existing, or ending in /) gets index.html plus one timeline "
@@ -55,15 +61,24 @@ def check_command(
     all_namespaces: bool,
     fail_on: str,
     kubevirt_version: str | None,
-    bundle: str | None,
+    bundles: tuple[str, ...],
     logs: tuple[str, ...],
+    dask: str | None,
     output: str,
     output_file: str | None,
     cluster: ClusterSettings,
 ) -> None:
     """Check every step of each VM's timeline against the built-in model of virt-controller."""
     from kvtrace.check.run import run_check
+    from kvtrace.fleet.discover import is_fleet
 
+    if is_fleet(bundles, dask, output):  # many bundles: one fleet report (kvtrace.fleet)
+        from kvtrace.fleet.command import fleet_check
+
+        selection = _selection(vm, namespace, all_namespaces)
+        fleet_check(bundles, logs, selection, kubevirt_version, dask, output, output_file, fail_on)
+        return
+    bundle = bundles[0] if bundles else None
     if not (namespace or all_namespaces) and not (vm and "/" in vm):
         namespace = live_namespace(bundle, logs, cluster)  # live: the context's namespace
     selection = _selection(vm, namespace, all_namespaces)

@@ -35,6 +35,18 @@ def evidence_options(func: F) -> F:
     return func
 
 
+def bundles_options(func: F) -> F:
+    """``--bundle`` repeatable (each a bundle, a glob, or a directory of bundles) and ``--log``:
+    ``kvtrace check`` over many bundles (the command receives ``bundles``, a tuple)."""
+    func = evidence_options(func)
+    for param in getattr(func, "__click_params__", []):
+        if param.name == "bundle":
+            param.name, param.multiple, param.default = "bundles", True, ()
+            param.help = "A bundle (as above); repeat it, or give a glob or a directory of "
+            param.help += "bundles, for one report over all of them."
+    return func
+
+
 def since_option(
     help_text: str = "Only rows from TIME on (RFC 3339, or a duration such as 15m back from "
     "capture).",
