@@ -1,0 +1,136 @@
+"""``kvtrace check`` over many bundles: the same findings as one check per bundle, the same
+result whether a big bundle is one task or many partitions, and on Dask (a LocalCluster of
+worker processes) the same result as here."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kvtrace.check.report import Selection
+from kvtrace.fleet.discover import discover
+from kvtrace.fleet.plan import plan_tasks
+from kvtrace.fleet.report import fleet_report
+from kvtrace.fleet.run import run_fleet
+from tests.conftest import ROOT
+from tests.helpers import run_cli
+from tests.simulated import check_bundle
+from tests.test_fleet_sim import write_fleet
+
+SAMPLES = ROOT / "sample-logs"
+FAULTS = sorted(p for p in SAMPLES.glob("fault-*") if p.is_dir())
+ALL = Selection(None)
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Two clusters on two releases, 6 VMs each: small, so the Dask test stays short."""
+    return write_fleet(tmp_path_factory.mktemp("fleet"), vms=6)
+
+
+def _findings(bundle: Path) -> list[tuple[str, str, str]]:
+    report = check_bundle(bundle)
+    assert report is not None
+    return [(f"{vm.key[0]}/{vm.key[1]}", v.rule, v.why) for vm, v in report.violations()]
+
+
+def test_each_bundle_has_the_findings_of_its_own_check():
+    results = run_fleet(discover([str(p) for p in FAULTS]), ALL)
+    assert [r.identity.bundle for r in results] == [str(p) for p in FAULTS]
+    for result, bundle in zip(results, FAULTS, strict=True):
+        found = [
+            (f"{f.namespace}/{f.vm}", f.rule, f.why)
+            for f in result.findings
+            if f.status == "violation"
+        ]
+        assert found == _findings(bundle), bundle.name
+
+
+def test_partitions_of_a_bundle_give_the_result_of_the_whole(fleet):
+    sources = discover([str(p) for p in fleet])
+    assert len(plan_tasks(sources, ALL, partition_bytes=1 << 40)) == 4
+    split = plan_tasks(sources, ALL, partition_bytes=4096)
+    assert all(t.partitions > 1 for t in split)
+    whole = run_fleet(sources, ALL)
+    parts = run_fleet(sources, ALL, partition_bytes=4096)
+    split_tables, whole_tables = fleet_report(parts, ALL).tables, fleet_report(whole, ALL).tables
+    assert [b.pop("partitions") for b in whole_tables["bundles"]] == [1, 1, 1, 1]
+    assert all(b.pop("partitions") > 1 for b in split_tables["bundles"])
+    assert split_tables == whole_tables
+    assert sum(len(r.vms) for r in whole) == 24
+
+
+def test_dask_gives_the_local_result(fleet):
+    """Bundles of two releases, whole and partitioned, on a LocalCluster of two processes."""
+    pytest.importorskip("distributed")
+    sources = discover([str(p) for p in fleet])
+    local = fleet_report(run_fleet(sources, ALL, partition_bytes=65536), ALL)
+    on_dask = fleet_report(run_fleet(sources, ALL, dask="local:2", partition_bytes=65536), ALL)
+    assert on_dask.tables == local.tables
+    assert on_dask.summaries == local.summaries
+    releases = {b["release"] for b in local.tables["bundles"]}
+    assert releases == {"v1.8.0", "v1.9.0"}
+
+
+def test_cli_names_the_bundle_of_every_finding(capsys):
+    bundles = [str(SAMPLES / "fault-duplicate-create"), str(SAMPLES / "fault-phase-regression")]
+    code, out, err = run_cli(
+        capsys, "check", "-A", "--bundle", bundles[0], "--bundle", bundles[1], "-o", "json"
+    )
+    assert code == 3, err
+    status = json.loads(out)["status"]
+    assert {b["cluster"] for b in status["bundles"]} == {
+        "fault-duplicate-create",
+        "fault-phase-regression",
+    }
+    named = {
+        (f["cluster"], f["captured_at"], f["release"], f["rule"])
+        for f in status["findings"]
+        if f["status"] == "violation"
+    }
+    assert ("fault-phase-regression", "2026-12-05T08:34:00Z", "v1.9.0", "KV-PH-01") in named
+    assert ("fault-duplicate-create", "2026-12-02T09:07:00Z", "v1.9.0", "KV-EX-01") in named
+
+
+def test_cli_glob_and_parquet_tables(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "tables"
+    code, _, err = run_cli(
+        capsys,
+        "check",
+        "-A",
+        "--bundle",
+        str(SAMPLES / "fault-*"),
+        "-o",
+        "parquet",
+        "--output-file",
+        f"{out}/",
+    )
+    assert code == 3, err
+    findings = pd.read_parquet(out / "findings.parquet")
+    assert set(findings["cluster"]) >= {p.name for p in FAULTS if _findings(p)}
+    vms = pd.read_parquet(out / "vms.parquet")
+    assert len(vms) == len(FAULTS)
+    code, csv, err = run_cli(
+        capsys, "check", "-A", "--bundle", str(SAMPLES / "fault-*"), "-o", "csv"
+    )
+    assert code == 3, err
+    assert csv.count("\n") == len(FAULTS) + 1  # the header and one row per VM
+
+
+def test_a_pattern_matching_nothing_is_an_error_naming_it(capsys):
+    code, out, err = run_cli(capsys, "check", "-A", "--bundle", str(SAMPLES / "no-such-*"))
+    assert code == 1 and not out
+    assert "no-such-*" in err and "matches no file" in err
+
+
+def test_an_unreadable_bundle_is_reported_and_the_others_are_checked(tmp_path, capsys):
+    broken = tmp_path / "gone.tar.gz"  # listed, then deleted before the check reads it
+    good = SAMPLES / "fault-phase-regression"
+    code, out, err = run_cli(capsys, "check", "-A", "--bundle", str(broken), "--bundle", str(good))
+    assert code == 3, err
+    assert "not read:" in out and "KV-PH-01" in out
+    assert "2 bundles (1 not read)" in out
