@@ -1,43 +1,55 @@
-"""Open offline evidence: a bundle (directory or archive) or plain log files.
+"""Open offline evidence: a bundle (directory or archive), or several, or plain log files.
 
 ``open_bundle`` sniffs the layout, in this order: kvtrace's own bundle (``manifest.json`` of kind
 BundleManifest), KubeVirt must-gather roots (``version`` file), ``--vm-incident`` roots
-(``incident-summary.yaml``), ``kubectl cluster-info dump``, a plain ``oc adm inspect`` tree, and
-finally a plain directory whose files are sniffed one by one. Archives are extracted into a
-private temp directory that exists exactly as long as the context.
+(``incident-summary.yaml``), ``kubectl cluster-info dump``, a Harvester support bundle
+(``yamls/namespaced/``), a plain ``oc adm inspect`` tree, and finally a plain directory whose
+files are sniffed one by one. Archives are extracted into a private temp directory that exists
+exactly as long as the context.
+
+A directory or archive holding several bundles (:func:`kvtrace.sources.roots.bundle_roots`) is
+never read as its first one: :func:`open_bundles` hands them out one at a time, and
+``open_bundle`` reads the one bundle holding the VM asked for, or says which to pass.
 """
 
 from __future__ import annotations
 
-import os
-import stat
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
 
 from kvtrace.errors import InputError
-from kvtrace.evidence import Evidence
+from kvtrace.evidence import POD, VM, VMI, Evidence
 from kvtrace.sources.builder import EvidenceBuilder
-from kvtrace.sources.layouts import cluster_dump, kvtrace_bundle, mustgather, plain, vm_incident
-from kvtrace.sources.object_filter import ObjectFilter
-from kvtrace.sources.safety import (
-    Limits,
-    probe_readable,
-    spool,
-    spool_file,
-    temp_space,
-    unreadable,
+from kvtrace.sources.layouts import (
+    cluster_dump,
+    harvester,
+    kvtrace_bundle,
+    mustgather,
+    plain,
+    vm_incident,
 )
+from kvtrace.sources.logfiles import NO_OBJECTS, STDIN, open_logs
+from kvtrace.sources.object_filter import ObjectFilter
+from kvtrace.sources.roots import bundle_roots, outermost, outside, subtree
+from kvtrace.sources.safety import Limits
 from kvtrace.sources.tarball import open_tree
 from kvtrace.sources.walk import BundleTree
-from parsers.paths import source_from_path
-from parsers.records import SourceInfo
 
-STDIN = "-"
+__all__ = [
+    "NO_OBJECTS",
+    "STDIN",
+    "VMKey",
+    "bundle_roots",
+    "open_bundle",
+    "open_bundles",
+    "open_logs",
+    "read_tree",
+]
+
 VMKey = tuple[str, str]
-NO_OBJECTS = "no objects: VM/VMI/pods/events come only from a bundle or a live cluster"
+LAUNCHER_VM_LABEL = "vm.kubevirt.io/name"  # virt-controller labels every launcher pod so
+_NAMED = 5  # bundles named in an error before "and N more"
 
 
 @contextmanager
@@ -47,16 +59,146 @@ def open_bundle(
     """The evidence in a bundle directory, archive (tar, tar.gz, …) or single file.
 
     ``only`` (namespace, name): decode only the objects that VM's timeline can use
-    (:mod:`kvtrace.sources.object_filter`); its timeline is the same, other VMs are absent."""
+    (:mod:`kvtrace.sources.object_filter`); its timeline is the same, other VMs are absent. When
+    ``path`` holds several bundles, ``only`` picks the one holding that VM; without ``only``, or
+    when none or several hold it, an error names the bundles found."""
+    limits = limits or Limits.from_env()
+    with open_tree(_existing(path), limits) as tree:
+        roots = bundle_roots(tree)
+        if len(roots) <= 1:
+            yield _read_one(tree, roots, limits, only)
+        elif only is None:
+            raise InputError(_several_bundles(tree, roots))
+        else:
+            yield _the_bundle_holding(tree, roots, limits, only)
+
+
+@contextmanager
+def open_bundles(
+    path: Path, limits: Limits | None = None, only: VMKey | None = None
+) -> Iterator[Iterator[tuple[str, Evidence]]]:
+    """Every bundle under a directory or archive, one :class:`Evidence` at a time, labelled by its
+    root relative to ``path`` (``.`` when ``path`` is the bundle); each Evidence's ``origin``
+    names it. A tree with no bundle layout is one plain bundle. Files outside every bundle are
+    reported as skipped on the first one, never read as logs."""
+    limits = limits or Limits.from_env()
+    with open_tree(_existing(path), limits) as tree:
+        yield _each_bundle(tree, limits, only)
+
+
+def _existing(path: Path) -> Path:
     path = Path(path)
     if not path.exists():
         raise InputError(
             f"{path}: no such file or directory; pass a must-gather directory or archive, "
             "a kvtrace bundle, or log files with --log"
         )
-    limits = limits or Limits.from_env()
-    with open_tree(path, limits) as tree:
-        yield read_tree(tree, limits, ObjectFilter.for_vm(*only) if only else None)
+    return path
+
+
+def _vm_filter(only: VMKey | None) -> ObjectFilter | None:
+    return ObjectFilter.for_vm(*only) if only else None
+
+
+def _read_one(tree: BundleTree, roots: list[str], limits: Limits, only: VMKey | None) -> Evidence:
+    """A tree holding at most one bundle: read whole, as it always was, unless the bundle sits
+    more than one level down (its layout is sniffed from its own root then)."""
+    if roots and "/" in roots[0]:
+        tree = subtree(tree, roots[0])
+    return read_tree(tree, limits, _vm_filter(only))
+
+
+def _each_bundle(
+    tree: BundleTree, limits: Limits, only: VMKey | None
+) -> Iterator[tuple[str, Evidence]]:
+    roots = bundle_roots(tree)
+    if len(roots) <= 1:
+        yield (roots[0] if roots and roots[0] else "."), _read_one(tree, roots, limits, only)
+        return
+    for index, root in enumerate(roots):
+        evidence = read_tree(subtree(tree, root), limits, _vm_filter(only))
+        if index == 0:
+            evidence.skipped.extend(_outside_every_bundle(tree, roots))
+        yield root, evidence
+
+
+def _outside_every_bundle(tree: BundleTree, roots: list[str]) -> list[tuple[str, str]]:
+    reason = (
+        f"outside the {len(roots)} bundles found in {tree.origin}: not read "
+        "(pass a log file on its own with --log)"
+    )
+    skipped = [(relative, reason) for relative in outside(tree, roots)]
+    kept = {relative for relative, _ in skipped}
+    return skipped + [
+        (p, why) for p, why in tree.skipped if p not in kept and not _under_any(p, roots)
+    ]
+
+
+def _under_any(relative: str, roots: list[str]) -> bool:
+    return any(relative.startswith(f"{root}/") for root in roots)
+
+
+def _the_bundle_holding(
+    tree: BundleTree, roots: list[str], limits: Limits, only: VMKey
+) -> Evidence:
+    """Of several bundles, the one whose objects hold the VM (its VM, a VMI or a launcher pod)."""
+    chosen: Evidence | None = None
+    holders: list[str] = []
+    for root in roots:
+        evidence = read_tree(subtree(tree, root), limits, _vm_filter(only))
+        if holds(evidence, only):
+            holders.append(root)
+            chosen = chosen or evidence
+    if chosen is not None and len(holders) == 1:
+        return chosen
+    namespace, name = only
+    if not holders:  # InputError: a NotFoundError would send timeline to read every bundle
+        raise InputError(
+            f"no VirtualMachine, VMI or launcher pod {namespace}/{name} in any of the "
+            f"{_count_and_names(roots)} in {tree.origin}; list the VMs of every bundle with "
+            f"kvtrace check -A --bundle {tree.origin}"
+        )
+    raise InputError(
+        f"{namespace}/{name} is in {_count_and_names(holders)} in {tree.origin}; a timeline reads "
+        f"one bundle: pass the one you mean, {_pass_one(tree, holders[0])}"
+    )
+
+
+def holds(evidence: Evidence, only: VMKey) -> bool:
+    """The evidence has the VM's objects: the VM, a VMI of its name, or a launcher pod of it."""
+    namespace, name = only
+    for kind in (VM, VMI):
+        if any(o.namespace == namespace and o.name == name for o in evidence.of_kind(kind)):
+            return True
+    return any(
+        pod.namespace == namespace and _labels(pod.body).get(LAUNCHER_VM_LABEL) == name
+        for pod in evidence.of_kind(POD)
+    )
+
+
+def _labels(body: dict[str, object]) -> dict[str, object]:
+    metadata = body.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    return labels if isinstance(labels, dict) else {}
+
+
+def _several_bundles(tree: BundleTree, roots: list[str]) -> str:
+    return (
+        f"{tree.origin} holds {_count_and_names(roots)}; this command reads one bundle: pass one, "
+        f"{_pass_one(tree, roots[0])} (kvtrace check reads them all)"
+    )
+
+
+def _count_and_names(roots: list[str]) -> str:
+    names = ", ".join(roots[:_NAMED])
+    more = f" and {len(roots) - _NAMED} more" if len(roots) > _NAMED else ""
+    return f"{len(roots)} bundles ({names}{more})"
+
+
+def _pass_one(tree: BundleTree, root: str) -> str:
+    if tree.archive:
+        return f"after extracting the archive: --bundle <extracted>/{root}"
+    return f"--bundle {tree.origin.rstrip('/')}/{root}"
 
 
 def read_tree(tree: BundleTree, limits: Limits, only: ObjectFilter | None = None) -> Evidence:
@@ -66,106 +208,19 @@ def read_tree(tree: BundleTree, limits: Limits, only: ObjectFilter | None = None
     own = kvtrace_bundle.find_manifest(tree)
     if own is not None:
         return kvtrace_bundle.read_kvtrace_bundle(builder, *own)
-    gather_roots = _outermost(mustgather.find_roots(tree))
-    incident_roots = _outermost(vm_incident.find_roots(tree))
+    gather_roots = outermost(mustgather.find_roots(tree))
+    incident_roots = outermost(vm_incident.find_roots(tree))
     if incident_roots and set(gather_roots) <= set(incident_roots):
         return vm_incident.read_vm_incident(builder, incident_roots)
     if gather_roots:
-        return mustgather.read_must_gather(builder, _outermost(gather_roots + incident_roots))
+        return mustgather.read_must_gather(builder, outermost(gather_roots + incident_roots))
     dump_root = cluster_dump.find_root(tree)
     if dump_root is not None:
         return cluster_dump.read_cluster_dump(builder, dump_root)
-    inspect_roots = _outermost(mustgather.find_inspect_roots(tree))
+    harvester_roots = harvester.find_roots(tree)
+    if harvester_roots:
+        return harvester.read_harvester(builder, harvester_roots[0])
+    inspect_roots = outermost(mustgather.find_inspect_roots(tree))
     if inspect_roots:
         return mustgather.read_inspect(builder, inspect_roots)
     return plain.read_plain(builder)
-
-
-def _outermost(roots: list[str]) -> list[str]:
-    """Roots without an ancestor in the list, so no file is read twice."""
-    unique = sorted(set(roots))
-    return [r for r in unique if not any(_is_ancestor(other, r) for other in unique if other != r)]
-
-
-def _is_ancestor(ancestor: str, path: str) -> bool:
-    return ancestor == "" or path.startswith(f"{ancestor}/")
-
-
-@contextmanager
-def open_logs(
-    paths: list[str], limits: Limits | None = None, stdin: IO[bytes] | None = None
-) -> Iterator[Evidence]:
-    """One log stream per file (``-`` is stdin; gzip etc. read transparently)."""
-    limits = limits or Limits.from_env()
-    _check_log_paths(paths)
-    with temp_space() as scratch:
-        tree = BundleTree(root=scratch, origin=", ".join(paths), files=[])
-        builder = EvidenceBuilder(tree, limits)
-        for index, given in enumerate(paths):
-            _add_log_file(builder, given, scratch / f"log-{index}", limits, stdin)
-        builder.missing.append(NO_OBJECTS)
-        yield builder.build("logs", "low")
-
-
-def _check_log_paths(paths: list[str]) -> None:
-    if not paths:
-        raise InputError("no log files given; pass --log FILE (or --log - for stdin)")
-    if paths.count(STDIN) > 1:
-        raise InputError("stdin ('-') given more than once; pass --log - only once")
-    for given in paths:
-        if given != STDIN:
-            _check_log_file(given)
-
-
-def _check_log_file(given: str) -> None:
-    """A ``--log`` path must be a regular file kvtrace can read: anything else is an
-    :class:`InputError` naming it, never a hang (FIFO, ``/dev/zero``) or a traceback."""
-    try:
-        mode = os.stat(given).st_mode
-    except FileNotFoundError:
-        raise InputError(f"{given}: no such log file; check the path given to --log") from None
-    except OSError as exc:
-        raise unreadable(given, exc) from None
-    if stat.S_ISDIR(mode):
-        raise InputError(f"{given}: is a directory; pass it with --bundle instead of --log")
-    if not stat.S_ISREG(mode):
-        raise InputError(
-            f"{given}: is a {_special_kind(mode)}, not a regular file; --log reads files: "
-            f"pipe it in with --log - (… --log - < {given}) or save it to a file first"
-        )
-    try:
-        probe_readable(Path(given))
-    except OSError as exc:
-        raise unreadable(given, exc) from None
-
-
-def _special_kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    return "socket" if stat.S_ISSOCK(mode) else "special file"
-
-
-def _add_log_file(
-    builder: EvidenceBuilder, given: str, copy: Path, limits: Limits, stdin: IO[bytes] | None
-) -> None:
-    """Register one ``--log``; stdin and files that report no size are first copied to ``copy``
-    in temp space."""
-    if given == STDIN:
-        stream = stdin if stdin is not None else sys.stdin.buffer
-        spooled = spool(stream, copy, limits.max_log_bytes, "stdin")
-        builder.add_log("stdin", SourceInfo("stdin"), prefixed=None, path=spooled)
-        return
-    path = Path(given)
-    if path.stat().st_size == 0:  # empty, or a /proc file that does not know its size
-        path = _spool_sizeless(path, copy, limits)
-    builder.add_log(given, source_from_path(given), prefixed=None, path=path)
-
-
-def _spool_sizeless(path: Path, dest: Path, limits: Limits) -> Path:
-    """A copy in temp space, read through the log cap, so the stream has a real size."""
-    try:
-        return spool_file(path, dest, limits.max_log_bytes)
-    except OSError as exc:
-        raise unreadable(str(path), exc) from None

@@ -26,7 +26,8 @@ def open_evidence(
     ``only`` (namespace, name): a hint that one VM's timeline is all that is wanted, so a
     bundle's objects of other VMs need not be decoded.
     """
-    from kvtrace.sources.bundle import open_bundle, open_logs
+    from kvtrace.sources.bundle import open_bundle
+    from kvtrace.sources.logfiles import open_logs
 
     if not bundle and not logs:
         with _open_live(cluster or ClusterSettings(), scope or CollectScope()) as live:

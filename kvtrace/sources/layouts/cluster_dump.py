@@ -25,16 +25,26 @@ NO_CONTROLLER_LOGS = (
 
 
 def find_root(tree: BundleTree) -> str | None:
-    """The directory holding ``nodes.json`` next to at least one ``<ns>/pods.json``."""
-    files = set(tree.files)
+    """The first directory holding ``nodes.json`` next to at least one ``<ns>/pods.json``."""
+    roots = find_roots(tree)
+    return roots[0] if roots else None
+
+
+def find_roots(tree: BundleTree) -> list[str]:
+    """Every directory (depth ≤ 2) holding ``nodes.json`` next to a ``<ns>/pods.json``."""
+    pods_dirs = {
+        f.rsplit("/", 2)[0] if f.count("/") >= 2 else ""
+        for f in tree.files
+        if f.endswith("/pods.json")
+    }
+    roots = []
     for relative in tree.files:
         if relative.rsplit("/", 1)[-1] != "nodes.json" or relative.count("/") > MAX_DEPTH:
             continue
         root = relative.rsplit("/", 1)[0] if "/" in relative else ""
-        prefix = f"{root}/" if root else ""
-        if any(f.startswith(prefix) and f.endswith("/pods.json") for f in files):
-            return root
-    return None
+        if root in pods_dirs:
+            roots.append(root)
+    return roots
 
 
 def read_cluster_dump(builder: EvidenceBuilder, root: str) -> Evidence:

@@ -37,6 +37,26 @@ def find_manifest(tree: BundleTree) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def find_roots(tree: BundleTree, max_depth: int) -> list[str]:
+    """The directory of every ``manifest.json`` of kind BundleManifest at most ``max_depth``
+    levels down. One at depth 0 or 1 that cannot be read is an error, as in
+    :func:`find_manifest`; deeper down it is some other tool's file, left to the bundle's own
+    layout."""
+    roots = []
+    for relative in tree.files:
+        if relative.rsplit("/", 1)[-1] != MANIFEST or relative.count("/") > max_depth:
+            continue
+        try:
+            manifest = _load(tree, relative)
+        except InputError:
+            if relative.count("/") <= 1:
+                raise
+            continue
+        if manifest is not None and manifest.get("kind") == MANIFEST_KIND:
+            roots.append(relative.rsplit("/", 1)[0] if "/" in relative else "")
+    return roots
+
+
 def _load(tree: BundleTree, relative: str) -> dict[str, Any] | None:
     """The manifest's JSON object; None for valid JSON that is not an object (not ours)."""
     try:
