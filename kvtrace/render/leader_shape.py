@@ -29,7 +29,7 @@ REPLICA_HEADERS = ["POD", "NODE", "PHASE", "READY", "RESTARTS", "STARTED", "HOLD
                    "LAST ATTEMPT", "EVIDENCE"]  # fmt: skip
 REPLICA_WIDE_HEADERS = [*REPLICA_HEADERS, "MESSAGE"]
 EPOCH_HEADERS = ["#", "HOLDER", "START", "END", "LASTED", "ENDED BY"]
-EPOCH_WIDE_HEADERS = [*EPOCH_HEADERS, "EVIDENCE"]
+EPOCH_WIDE_HEADERS = [*EPOCH_HEADERS, "ACQUIRED AT", "ENDED AT"]
 GAP_HEADERS = ["FROM", "TO", "LENGTH", "AFTER", "NEXT LEADER", "ACTIONS IN GAP",
                f"ACTIONS IN NEXT {LEASE_SECONDS}s", "OBJECTS"]  # fmt: skip
 ACTION_HEADERS = ["TIME", "REPLICA", "LEADING", "OBJECT", "WHAT", "EVIDENCE"]
@@ -205,10 +205,17 @@ def epoch_rows(history: LeaderHistory, wide: bool = False) -> list[list[str]]:
             display(_micro(e.end)) if e.end else "-",
             _lasted(e),
             ended_by(e),
-            *([", ".join(str(r.evidence) for r in e.rows) or "-"] if wide else []),
+            *(_epoch_evidence(e) if wide else []),
         ]
         for i, e in enumerate(history.epochs, 1)
     ]
+
+
+def _epoch_evidence(epoch: Epoch) -> list[str]:
+    """Where the epoch's first line is, and the line that ended it."""
+    first = str(epoch.rows[0].evidence) if epoch.rows else "-"
+    ended = str(epoch.rows[-1].evidence) if epoch.rows and epoch.ended_by else "-"
+    return [first, ended]
 
 
 def evidence_lines(history: LeaderHistory) -> list[str]:

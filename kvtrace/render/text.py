@@ -109,7 +109,7 @@ def leader_history_table(
     parts = [plain(shape.history_header(history))]
     epoch_headers = shape.EPOCH_WIDE_HEADERS if wide else shape.EPOCH_HEADERS
     parts.append(_section("Epochs", epoch_headers, shape.epoch_rows(history, wide), view))
-    if history.epochs and not wide:
+    if history.epochs:
         parts.append(plain(["Evidence", *shape.evidence_lines(history)]))
     gaps = shape.gap_rows(history)
     styles = [BAD if g.too_long else "" for g in history.gaps]
