@@ -37,6 +37,18 @@ def main() -> None:
     sys.exit(code)
 
 
+def complete_plugin() -> None:
+    """``kubectl_complete-kvtrace``: kubectl (1.26+) runs it to complete ``kubectl kvtrace …``,
+    with the words after ``kvtrace`` and the one being typed (docs/completion.md)."""
+    try:
+        from kvtrace.cli import plugin_completions
+
+        sys.stdout.write(plugin_completions(sys.argv[1:]))
+    except KeyboardInterrupt:
+        sys.exit(EXIT_INTERRUPTED)
+    _quiet_stdout()
+
+
 def _quiet_stdout() -> None:
     """Flush now; if the reader is gone or the disk is full (already reported), point stdout at
     /dev/null so that the interpreter's own flush at exit prints nothing more."""

@@ -32,7 +32,7 @@ def run_check(
     process, so every VM comes back with its timeline; else large logs go to the workers."""
     namespaces = {selection.namespace} if selection.namespace else None
     only = (selection.namespace or "default", selection.name) if selection.name else None
-    router = router_for(evidence, namespaces, only)
+    router = router_for(evidence, namespaces, only, selection.keeps if selection.labels else None)
     if only is None and not keep_timelines and _log_bytes(evidence) >= PARTITION_MIN_BYTES:
         from kvtrace.check.workers import check_partitioned
 

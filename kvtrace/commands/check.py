@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kvtrace.commands.completion import complete_vm
 from kvtrace.commands.options import (
     all_namespaces_option,
     bundles_options,
@@ -15,6 +16,8 @@ from kvtrace.commands.options import (
     namespace_option,
     output_file_option,
     output_option,
+    selector_option,
+    since_option,
     split_key,
 )
 from kvtrace.errors import FindingsPresent, UsageError
@@ -24,16 +27,24 @@ from kvtrace.sources.live.settings import ClusterSettings, CollectScope
 from kvtrace.sources.opener import live_namespace, open_evidence
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from kvtrace.check.report import CheckReport, Selection
+    from kvtrace.sources.selectors import LabelSelector
 
 
 @click.command("check")
-@click.argument("vm", metavar="[[NAMESPACE/]VM]", required=False)
+@click.argument("vm", metavar="[[NAMESPACE/]VM]", required=False, shell_complete=complete_vm)
 @namespace_option(
     "Only VMs in this namespace; with a bare VM, its namespace (default: default; live, "
     "the context's)."
 )
 @all_namespaces_option
+@selector_option("Only VMs whose labels match (app=web,tier!=db; live, sent to the API).")
+@since_option(
+    "Only VMs and verdicts with evidence from TIME on (RFC 3339, or a duration such as 2h back "
+    "from capture); the model still reads everything before it."
+)
 @click.option(
     "--fail-on",
     type=click.Choice(list(SEVERITIES)),
@@ -59,6 +70,8 @@ def check_command(
     vm: str | None,
     namespace: str | None,
     all_namespaces: bool,
+    selector: LabelSelector | None,
+    since: str | None,
     fail_on: str,
     kubevirt_version: str | None,
     bundles: tuple[str, ...],
@@ -81,17 +94,28 @@ def check_command(
     bundle = bundles[0] if bundles else None
     if not (namespace or all_namespaces) and not (vm and "/" in vm):
         namespace = live_namespace(bundle, logs, cluster)  # live: the context's namespace
-    selection = _selection(vm, namespace, all_namespaces)
+    selection = _selection(vm, namespace, all_namespaces, selector)
+    keep = output in DRAWS_TIMELINES or since is not None  # --since chooses by row times
     with open_evidence(bundle, logs, cluster, _live_scope(selection)) as evidence:
-        report = run_check(evidence, selection, kubevirt_version, output in DRAWS_TIMELINES)
+        report = run_check(evidence, selection, kubevirt_version, keep)
+        reference = evidence.captured_at
+    if since:
+        report = _since(report, since, reference)
     _write(report, output, output_file)
     if report.violations(fail_on):
         raise FindingsPresent()
 
 
-def _selection(vm: str | None, namespace: str | None, all_namespaces: bool) -> Selection:
+def _selection(
+    vm: str | None,
+    namespace: str | None,
+    all_namespaces: bool,
+    selector: LabelSelector | None = None,
+) -> Selection:
     from kvtrace.check.report import Selection
 
+    if vm and selector:
+        raise UsageError("give a VM or -l SELECTOR, not both (a name cannot go with a selector)")
     if vm and (("/" in vm and namespace) or all_namespaces):
         raise UsageError("give NAMESPACE/VM, or -n NAMESPACE, or -A — not several")
     if namespace and all_namespaces:
@@ -99,7 +123,20 @@ def _selection(vm: str | None, namespace: str | None, all_namespaces: bool) -> S
     if vm:
         ns, name = split_key(vm, namespace)  # -n NS VM reads as NS/VM, as in kubectl
         return Selection(ns, name)
-    return Selection(None if all_namespaces else (namespace or "default"))
+    return Selection(None if all_namespaces else (namespace or "default"), labels=selector)
+
+
+def _since(report: CheckReport, since: str, reference: datetime | None) -> CheckReport:
+    from kvtrace.check.report import since_moment
+    from kvtrace.timefmt import now, parse_window_bound
+
+    moment = parse_window_bound(since, reference or _last_row_time(report) or now())
+    return since_moment(report, moment) if moment else report
+
+
+def _last_row_time(report: CheckReport) -> datetime | None:
+    times = [t for vm in report.vms if vm.timeline and (t := vm.timeline.last_time())]
+    return max(times) if times else None
 
 
 def _write(report: CheckReport, output: str, output_file: str | None) -> None:
@@ -116,8 +153,9 @@ def _write(report: CheckReport, output: str, output_file: str | None) -> None:
 
 def _live_scope(selection: Selection) -> CollectScope:
     """What to collect live for this selection: one VM, one namespace, or every namespace."""
+    labels = selection.labels.text if selection.labels else None
     if selection.namespace is None:
-        return CollectScope(namespaces=None)
+        return CollectScope(namespaces=None, vm_selector=labels)
     if selection.name:
         return CollectScope((selection.namespace,), ((selection.namespace, selection.name),))
-    return CollectScope((selection.namespace,))
+    return CollectScope((selection.namespace,), vm_selector=labels)

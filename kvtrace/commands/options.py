@@ -9,10 +9,19 @@ from typing import Any, TypeVar
 
 import click
 
+from kvtrace.commands.completion import (
+    complete_context,
+    complete_file,
+    complete_namespace,
+)
 from kvtrace.errors import UsageError
 from kvtrace.render.outputs import formats
 from kvtrace.render.terminal import COLOR_CHOICES
-from kvtrace.sources.live.settings import ClusterSettings, parse_request_timeout
+from kvtrace.sources.live.settings import (
+    ClusterSettings,
+    check_connection_flags,
+    parse_request_timeout,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -24,15 +33,34 @@ def evidence_options(func: F) -> F:
         "logs",
         multiple=True,
         metavar="FILE",
+        shell_complete=complete_file,
+        callback=_stdin_on_a_terminal,
         help="A virt-controller log file (any shape; .gz ok); '-' reads stdin. Repeatable.",
     )(func)
     func = click.option(
         "--bundle",
         "-b",
         metavar="PATH",
+        shell_complete=complete_file,
         help="A kvtrace bundle, must-gather, cluster-info dump or log directory (dir or .tar.gz).",
     )(func)
     return func
+
+
+def _stdin_on_a_terminal(
+    ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``--log -`` with stdin a terminal: say that kvtrace waits for the log to be typed or
+    pasted (ended by Ctrl-D), so a forgotten pipe does not look like a hang."""
+    import sys
+
+    if "-" in value and not ctx.resilient_parsing and sys.stdin is not None and sys.stdin.isatty():
+        click.echo(
+            "kvtrace: reading the log from the terminal (--log -): paste it and end with Ctrl-D, "
+            "or pipe it in: kubectl logs -n kubevirt POD | kvtrace ... --log -",
+            err=True,
+        )
+    return value
 
 
 def bundles_options(func: F) -> F:
@@ -139,7 +167,28 @@ def output_file_option(directory_help: str = "") -> Callable[[F], F]:
 
 def namespace_option(help_text: str) -> Callable[[F], F]:
     """``-n/--namespace``; what it selects is the command's to say."""
-    return click.option("-n", "--namespace", metavar="NS", help=help_text)
+    return click.option(
+        "-n", "--namespace", metavar="NS", shell_complete=complete_namespace, help=help_text
+    )
+
+
+def selector_option(help_text: str) -> Callable[[F], F]:
+    """``-l/--selector``: a label selector on VMs (``app=web,tier!=db``), parsed at once so that
+    a bad one is a usage error before any evidence is read."""
+    return click.option(
+        "-l", "--selector", metavar="SELECTOR", callback=_parsed_selector, help=help_text
+    )
+
+
+def _parsed_selector(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    from kvtrace.sources.selectors import parse_selector
+
+    try:
+        return parse_selector(value)
+    except UsageError as err:
+        raise click.BadParameter(str(err), ctx, param) from None
 
 
 def all_namespaces_option(func: F) -> F:
@@ -168,11 +217,19 @@ def _known_release(ctx: click.Context, param: click.Parameter, value: str | None
     if known.named(value):
         return value if value.startswith("v") else f"v{value}"
     releases = known.releases
-    raise UsageError(
-        f"--kubevirt-version {value} names no KubeVirt release kvtrace knows "
-        f"({releases[0]} … {releases[-1]}, or a minor line such as v1.7); a newer release "
-        "is added with tools/callsites.py"
+    minors = sorted({".".join(r.split(".")[:2]) for r in releases}, key=_release_order)
+    raise click.BadParameter(
+        f"{value!r} names no KubeVirt release kvtrace knows; accepted: a release "
+        f"{releases[0]} … {releases[-1]} (e.g. {releases[-1]}), or a minor line "
+        f"{', '.join(minors)} (its newest release kvtrace knows); a newer release is added "
+        "with tools/callsites.py",
+        ctx,
+        param,
     )
+
+
+def _release_order(minor: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in minor.lstrip("v").split(".") if part.isdigit())
 
 
 def split_key(text: str, bare: str | None = None) -> tuple[str, str]:
@@ -197,9 +254,36 @@ _LIVE_OPTIONS = [
     click.option(
         "--kubeconfig",
         metavar="PATH",
+        shell_complete=complete_file,
         help="Kubeconfig file (default: every file in $KUBECONFIG, else ~/.kube/config).",
     ),
-    click.option("--context", metavar="NAME", help="Kubeconfig context (default: current)."),
+    click.option(
+        "--context",
+        metavar="NAME",
+        shell_complete=complete_context,
+        help="Kubeconfig context (default: current).",
+    ),
+    click.option(
+        "--cluster", metavar="NAME", help="The kubeconfig cluster to use, not the context's."
+    ),
+    click.option("--user", metavar="NAME", help="The kubeconfig user to use, not the context's."),
+    click.option(
+        "--server", "-s", metavar="URL", help="The API server's URL, not the kubeconfig's."
+    ),
+    click.option(
+        "--token", metavar="TOKEN", help="Bearer token for the API server (never shown or written)."
+    ),
+    click.option(
+        "--certificate-authority",
+        metavar="PATH",
+        shell_complete=complete_file,
+        help="A CA certificate file for the server's certificate.",
+    ),
+    click.option(
+        "--insecure-skip-tls-verify",
+        is_flag=True,
+        help="Do not check the server's certificate (the connection can be intercepted).",
+    ),
     click.option(
         "--request-timeout",
         metavar="DURATION",
@@ -209,8 +293,13 @@ _LIVE_OPTIONS = [
     ),
     click.option("--as", "as_user", metavar="USER", help="Impersonate this user (read-only)."),
     click.option(
-        "--as-group", "as_groups", multiple=True, metavar="GROUP", help="Impersonate a group."
+        "--as-group",
+        "as_groups",
+        multiple=True,
+        metavar="GROUP",
+        help="Impersonate a group (with --as). Repeatable.",
     ),
+    click.option("--as-uid", metavar="UID", help="Impersonate this UID (with --as)."),
     click.option(
         "--kubevirt-namespace",
         metavar="NS",
@@ -224,9 +313,16 @@ _LIVE_OPTIONS = [
 _LIVE_NAMES: Sequence[str] = (
     "kubeconfig",
     "context",
+    "cluster",
+    "user",
+    "server",
+    "token",
+    "certificate_authority",
+    "insecure_skip_tls_verify",
     "request_timeout",
     "as_user",
     "as_groups",
+    "as_uid",
     "kubevirt_namespace",
     "quiet",
     "verbose",
@@ -244,7 +340,9 @@ def live_options(func: F) -> F:
         given = {name: kwargs.pop(name) for name in _LIVE_NAMES}
         given["request_timeout"] = parse_request_timeout(given["request_timeout"])
         given["as_groups"] = tuple(given["as_groups"])
-        return func(*args, cluster=ClusterSettings(**given), **kwargs)
+        cluster = ClusterSettings(**given)
+        check_connection_flags(cluster)
+        return func(*args, cluster=cluster, **kwargs)
 
     for option in reversed(_LIVE_OPTIONS):
         wrapper = option(wrapper)

@@ -3,7 +3,7 @@ the gaps, overlaps and actions without the lease among them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from kvtrace.evidence import Evidence
@@ -56,6 +56,23 @@ def leader_history(evidence: Evidence, namespace: str) -> LeaderHistory:
     )
     history.notes = _history_notes(evidence, history)
     return history
+
+
+def since_moment(history: LeaderHistory, moment: datetime) -> LeaderHistory:
+    """``leader history --since``: what reaches ``moment`` or comes after it. The history is
+    built from every line first, so an epoch begun before ``moment`` keeps its true start and a
+    gap is never invented at the window's edge."""
+    kept = replace(
+        history,
+        epochs=[e for e in history.epochs if e.end is None or e.end >= moment],
+        gaps=[g for g in history.gaps if g.end >= moment],
+        overlaps=[o for o in history.overlaps if o.end >= moment],
+        strays=[a for a in history.strays if a.at >= moment],
+    )
+    hidden = len(history.epochs) - len(kept.epochs)
+    if hidden:
+        kept.notes = [*history.notes, f"{hidden} epoch(s) that ended before --since not shown"]
+    return kept
 
 
 def lock_epoch(

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from kvtrace.evidence import VM, Evidence, LogStream
+from kvtrace.evidence import VM, Evidence, KubeObject, LogStream
 from kvtrace.timeline import catalog
 from kvtrace.timeline.log_rows import (
     LineDedup,
@@ -91,9 +91,19 @@ class Router:
         return self.discover and in_scope and catalog.names_vm(message_id)
 
 
-def router_for(evidence: Evidence, namespaces: set[str] | None, only: VMKey | None) -> Router:
-    router = Router({}, evidence, discover=only is None, namespaces=namespaces)
-    keys = {(o.namespace or "default", o.name) for o in evidence.of_kind(VM)}
+def router_for(
+    evidence: Evidence,
+    namespaces: set[str] | None,
+    only: VMKey | None,
+    keep: Callable[[KubeObject], bool] | None = None,
+) -> Router:
+    """A router for ``only``, or every VM of ``namespaces``; ``keep`` (a label selector) limits
+    it to VM objects it accepts, and then no VM is discovered from log lines alone (a VM with
+    no object has no labels to match)."""
+    discover = only is None and keep is None
+    router = Router({}, evidence, discover=discover, namespaces=namespaces)
+    vms = evidence.of_kind(VM)
+    keys = {(o.namespace or "default", o.name) for o in vms if keep is None or keep(o)}
     if only is not None:
         keys = {only}
     for key in sorted(keys):

@@ -266,13 +266,13 @@ def _load_kubeconfig(
     the current one) with ``--cluster`` / ``--user`` in place of its own."""
     failures = len(_LIBRARY_LOG.exec_failures)
     try:
-        merged = KubeConfigMerger(paths).config
+        merged = KubeConfigMerger(paths).config  # type: ignore[no-untyped-call]
         if merged is None:
             raise ConfigException("no configuration found")
         entries = {str(c.value.get("name")): c.value for c in merged.value.get("contexts") or []}
         chosen = _chosen_context(entries, merged.value.get("current-context"), settings, paths)
         _override(chosen, merged.value, settings, paths)
-        loader = KubeConfigLoader(
+        loader = KubeConfigLoader(  # type: ignore[no-untyped-call]
             config_dict=merged, active_context=chosen["name"], config_base_path=None
         )  # no persister: kvtrace never writes to the user's kubeconfig
         loader.load_and_set(configuration)  # type: ignore[no-untyped-call]

@@ -10,7 +10,7 @@ library has one home module, and ``kubernetes``'s is the client.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kvtrace.errors import UsageError
 
@@ -29,9 +29,16 @@ class ClusterSettings:
 
     kubeconfig: str | None = None
     context: str | None = None
+    cluster: str | None = None  # a kubeconfig cluster other than the context's
+    user: str | None = None  # a kubeconfig user other than the context's
+    server: str | None = None  # the API server's URL, over the kubeconfig's
+    token: str | None = field(default=None, repr=False)  # a bearer token, never shown
+    certificate_authority: str | None = None
+    insecure_skip_tls_verify: bool = False
     request_timeout: float = 30.0  # seconds per connect and per read; 0 = wait forever
     as_user: str | None = None
     as_groups: tuple[str, ...] = ()
+    as_uid: str | None = None
     kubevirt_namespace: str | None = None
     quiet: bool = False
     verbose: bool = False
@@ -49,10 +56,27 @@ class CollectScope:
     vms: tuple[tuple[str, str], ...] = ()
     since_seconds: int | None = None
     since_time: str | None = None  # RFC 3339, when --since gave an absolute time
+    vm_selector: str | None = None  # -l: sent as the VM list's labelSelector
 
     @property
     def all_namespaces(self) -> bool:
         return self.namespaces is None
+
+
+def check_connection_flags(settings: ClusterSettings) -> None:
+    """The combinations kubectl refuses, refused the same way (before any connection)."""
+    if settings.insecure_skip_tls_verify and settings.certificate_authority:
+        raise UsageError(
+            "--insecure-skip-tls-verify and --certificate-authority exclude each other: give "
+            "the CA file, or (only on a trusted network) skip verification"
+        )
+    if (settings.as_groups or settings.as_uid) and not settings.as_user:
+        raise UsageError("--as-group and --as-uid impersonate a user: give --as USER too")
+    if settings.server is not None and not settings.server.startswith(("https://", "http://")):
+        raise UsageError(
+            f"--server {settings.server!r}: give the API server's URL, such as "
+            "https://api.example.com:6443"
+        )
 
 
 def parse_request_timeout(text: str) -> float:
