@@ -36,8 +36,11 @@ def test_cli_reference_is_generated_from_the_commands(golden: Golden):
 
 def _all_commands(command: click.Command, path: tuple[str, ...]):
     yield path, command
-    if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
+    if isinstance(command, click.Group):  # the group loads its commands lazily: ask it for each
+        ctx = click.Context(command, info_name=path[-1])
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            assert sub is not None, name
             yield from _all_commands(sub, (*path, name))
 
 
