@@ -26,7 +26,12 @@ from kvsim.cluster import Cluster
 from kvsim.history import T0, History
 from kvsim.kernel import SECOND
 
-MIGRATION_FAULTS = ("second-target-pod", "node-change-without-migration", "evacuate-forbidden")
+MIGRATION_FAULTS = (
+    "second-target-pod",
+    "node-change-without-migration",
+    "evacuate-forbidden",
+    "target-pod-left",
+)
 NODES = ("node-a", "node-b", "node-c")
 
 
@@ -172,8 +177,28 @@ def _evacuate_forbidden(cluster: Cluster, rng: random.Random) -> int:
     return when + rng.randint(5, 9) * 60 * SECOND
 
 
+def _target_pod_left(cluster: Cluster, rng: random.Random) -> int:
+    """The other nodes stay cordoned, so the target pod of ``vm-0`` cannot be placed; the
+    controller never deletes it after its 300 s unschedulable timeout."""
+    _vms(cluster, rng, 2)
+    for replica in cluster.replicas:
+        replica.faults.target_pod_left = True
+    when = T0 + rng.randint(120, 200) * SECOND
+
+    def cordon_others() -> None:
+        here = cluster.node_of("vm-0")
+        for node in NODES:
+            if node != here:
+                cluster.cordon(cluster.kernel.now, node)
+
+    cluster.at(when, cordon_others)
+    cluster.migrate(when + 5 * SECOND, "vm-0")
+    return when + rng.randint(9, 13) * 60 * SECOND
+
+
 FAULT_SETUP: dict[str, Callable[[Cluster, random.Random], int]] = {
     "second-target-pod": _second_target_pod,
     "node-change-without-migration": _node_change,
     "evacuate-forbidden": _evacuate_forbidden,
+    "target-pod-left": _target_pod_left,
 }

@@ -465,16 +465,28 @@ class MigrationSync:
             rt.recorder.event(vmim, "Warning", "migrationTargetPodUnschedulable", message)
             rt.log.kv(rt.kernel.now, "warning", message, "migration.go:1740", logged(vmim))
             if spent >= UNSCHEDULABLE_TIMEOUT_S:
+                if self._leaves_target(key, vmi):
+                    return None
                 reason = f"unschedulable pod {pod_name} timeout period exceeded"
                 return (yield from self._delete_target(vmim, vmi, pod, reason, "migration.go:1544"))
             self.queue.add_priority(
                 key, PRIORITY_RUNNING, (UNSCHEDULABLE_TIMEOUT_S - spent) * SECOND
             )
         if spent >= PENDING_TIMEOUT_S:
+            if self._leaves_target(key, vmi):
+                return None
             reason = f"pending pod {pod_name} timeout period exceeded"
             return (yield from self._delete_target(vmim, vmi, pod, reason, "migration.go:1544"))
         self.queue.add_priority(key, PRIORITY_RUNNING, (PENDING_TIMEOUT_S - spent) * SECOND)
         return None
+
+    def _leaves_target(self, key: str, vmi: Obj) -> bool:
+        """The injected fault ``target_pod_left``: the timed-out pod is not deleted and the
+        migration is looked at again a minute later (the warning repeats)."""
+        if not self._fault_applies("target_pod_left", vmi):
+            return False
+        self.queue.add_priority(key, PRIORITY_RUNNING, 60 * SECOND)
+        return True
 
     def _delete_target(self, vmim: Obj, vmi: Obj, pod: Obj, reason: str, pos: str) -> Step:
         rt, key, meta = self.rt, key_of(vmim), pod["metadata"]

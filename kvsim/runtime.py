@@ -28,6 +28,7 @@ class CodeFaults:
     second_target_pod: bool = False  # the migration controller creates two target pods at once
     node_change_without_migration: bool = False  # the hand-off also moves status.nodeName
     evacuate_forbidden: bool = False  # evacuation ignores an eviction strategy that forbids it
+    target_pod_left: bool = False  # a target pod past its pending timeout is never deleted
     names: list[str] = field(default_factory=list)  # VMs the faults apply to ([] = all)
 
     def applies(self, name: str) -> bool:

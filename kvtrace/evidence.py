@@ -98,6 +98,7 @@ class Evidence:
             coverage=self.coverage,
             origin=self.origin,
             captured_at=self.captured_at,
+            capture_started=self.capture_started,
             has_logs=bool(self.logs),
             missing=tuple(self.missing),
             skipped=tuple(self.skipped),
@@ -116,3 +117,9 @@ class EvidenceSummary:
     has_logs: bool
     missing: tuple[str, ...] = ()
     skipped: tuple[tuple[str, str], ...] = ()
+    capture_started: datetime | None = None  # see Evidence.capture_started
+
+    @property
+    def read_from(self) -> datetime | None:
+        """The earliest moment an object of the evidence may have been read."""
+        return self.capture_started or self.captured_at

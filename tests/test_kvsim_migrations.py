@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
+from kvsim import timefmt
 from kvsim.apiserver import Obj, Watch
 from kvsim.bundle import write_bundle
 from kvsim.cluster import Capture
 from kvsim.histories import History
-from kvsim.kernel import Host
+from kvsim.kernel import SECOND, Host
 from kvsim.migration_histories import (
     MIGRATION_FAULTS,
     MIGRATION_HISTORIES,
@@ -409,7 +410,27 @@ def test_faults_break_what_the_code_guarantees() -> None:
         "second-target-pod",
         "node-change-without-migration",
         "evacuate-forbidden",
+        "target-pod-left",
     }
+
+
+def test_target_pod_left_keeps_a_pod_past_its_timeout_and_warns_again() -> None:
+    """The fault: past the 300 s unschedulable timeout the target pod is not deleted
+    (deleteTimedOutTargetPod, migration.go:1530-1547, never runs) and the warning of
+    migration.go:1740 repeats; without the fault the same cordoned cluster deletes it."""
+    capture, _ = run(with_migration_fault(0, "target-pod-left"))
+    targets = [
+        p for p in capture.objects["Pod"] if (p["metadata"].get("labels") or {}).get(JOB_LABEL)
+    ]
+    assert len(targets) == 1 and targets[0]["status"]["phase"] == "Pending"
+    created = timefmt.from_iso(targets[0]["metadata"]["creationTimestamp"])
+    warned = [
+        timefmt.from_iso(line["timestamp"])
+        for line in migration_lines(capture)
+        if line["pos"] == "migration.go:1740"
+    ]
+    assert max(warned) - created > 360 * SECOND and len(warned) >= 3
+    assert not [line for line in migration_lines(capture) if line["pos"] == "migration.go:1544"]
 
 
 @pytest.mark.parametrize("kind", sorted(MIGRATION_HISTORIES))

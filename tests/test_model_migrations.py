@@ -23,6 +23,7 @@ EXPECTED = {
     "second-target-pod": "KV-MG-02",
     "node-change-without-migration": "KV-MG-04",
     "evacuate-forbidden": "KV-EV-01",
+    "target-pod-left": "KV-MG-06",
 }
 
 

@@ -14,6 +14,7 @@ from kvtrace.model import rules_pods as po
 from kvtrace.model import rules_reconcile as rc
 from kvtrace.model import rules_startvmi as sv
 from kvtrace.model import rules_strategy as rs
+from kvtrace.model import rules_target_cleanup as tc
 from kvtrace.model.verdicts import Rule
 
 ENCODED_VERSION = "v1.9.0"
@@ -220,6 +221,21 @@ RULES: tuple[Rule, ...] = (
         "longer holds.",
         ("migration.go:1114-1148", "migration.go:1909-1919", "migration.go:2363-2394"),
         mg.stale_mark_failed,
+    ),
+    Rule(
+        "KV-MG-06",
+        "error",
+        "A failed attempt's target pod is cleaned up: a target pod still Pending past its "
+        "pending timeout is deleted in the reconcile that finds it so (then the migration "
+        "fails); a failed migration's started target pod is stopped on its node and deleted "
+        "with the migration when finalized migrations past 5 per VMI are garbage-collected.",
+        (
+            "migration.go:1717-1756",
+            "migration.go:1530-1547",
+            "migration.go:1156-1173",
+            "migration.go:2251-2315",
+        ),
+        tc.target_pod_cleanup,
     ),
     Rule(
         "KV-EV-01",

@@ -443,6 +443,23 @@ CATALOG: tuple[Message, ...] = (
         v190=("migration.go:1150",),
     ),
     _m(
+        "migration.target-unschedulable",
+        "migration",
+        r"^Migration target pod for VMI \[(?P<vmi>\S+/\S+)\] is currently unschedulable\.$",
+        "the migration controller found the target pod unschedulable (it is deleted once past "
+        "its pending timeout)",
+        v190=("migration.go:1740",),
+    ),
+    _m(
+        "migration.target-deleted",
+        "migration",
+        r"^Deleted pending migration target pod with uuid (?P<pod_uid>\S+) for migration "
+        r"(?P<migration>\S+) with uuid (?P<migration_uid>\S+) with reason \[(?P<reason>.*)\]$",
+        "the migration controller deleted the target pod (pending timeout, or the migration "
+        "was cancelled)",
+        v190=("migration.go:1170", "migration.go:1544"),
+    ),
+    _m(
         "node.unresponsive",
         "node",
         r"^Moving vmi (?P<vmi>\S+) in namespace (?P<namespace>\S+) on unresponsive node to "
