@@ -12,8 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 from click.shell_completion import CompletionItem
@@ -26,10 +25,10 @@ COMPLETE_VAR = "_KVTRACE_COMPLETE"
 PLUGIN_BINARY = "kubectl-kvtrace"
 
 
-@dataclass(frozen=True)
-class LazyCommand:
+class LazyCommand(NamedTuple):
     """A command by where it is defined (``module:attribute``) and what ``--help`` lists for it;
-    tests/test_cli_startup.py checks ``summary`` against the command's own help."""
+    tests/test_cli_startup.py checks ``summary`` against the command's own help. (A NamedTuple:
+    ``dataclasses`` would cost ``--help`` its import of ``inspect``.)"""
 
     target: str
     summary: str

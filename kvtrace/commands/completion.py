@@ -108,7 +108,8 @@ def _static_credentials(kubeconfig: str | None, context: str | None) -> bool:
 
 
 def _vm_keys(ctx: click.Context) -> set[tuple[str, str]]:
-    bundle, logs = ctx.params.get("bundle"), ctx.params.get("logs")
+    bundles = ctx.params.get("bundles") or ()  # check takes several
+    bundle, logs = ctx.params.get("bundle") or next(iter(bundles), None), ctx.params.get("logs")
     if bundle:
         return _bundle_vm_keys(Path(bundle))
     if logs:

@@ -1,0 +1,69 @@
+"""Start-up: ``kvtrace --help`` imports no command, no model, no renderer, no Kubernetes client;
+the group's one-line summaries are the commands' own. (How fast it starts is measured by
+bench/startup_bench.py, never here.)"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import click
+import pytest
+
+from kvtrace.cli import COMMANDS, LazyGroup, cli
+from tests.conftest import ROOT
+
+HEAVY = (
+    "kvtrace.commands",
+    "kvtrace.model",
+    "kvtrace.render",
+    "kvtrace.timeline",
+    "kubernetes",
+    "parsers",
+    "yaml",
+    "tabulate",
+)
+
+
+def _imported_by(*argv: str) -> list[str]:
+    script = f"""
+import sys
+from kvtrace.cli import run
+run({list(argv)!r})
+print(sorted({{m for m in sys.modules if m.split('.')[0] in ('kvtrace', 'parsers', 'kubernetes', 'yaml', 'tabulate')}}))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return ast.literal_eval(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], []])
+def test_the_groups_help_imports_nothing_heavy(argv):
+    loaded = _imported_by(*argv)
+    assert not [m for m in loaded if m.startswith(HEAVY)], loaded
+
+
+def test_a_commands_help_imports_that_command_only():
+    loaded = _imported_by("rules", "--help")
+    assert "kvtrace.commands.rules" in loaded
+    others = {"kvtrace.commands.check", "kvtrace.commands.timeline", "kvtrace.commands.collect"}
+    assert not others & set(loaded)
+    assert not [m for m in loaded if m.startswith(("kvtrace.model", "kubernetes"))]
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_summary_is_the_commands_own(name):
+    command = COMMANDS[name].load()
+    assert command.name == name
+    assert COMMANDS[name].summary == command.get_short_help_str(limit=1000)
+
+
+def test_the_lazy_listing_is_the_listing_of_the_loaded_commands():
+    fresh = LazyGroup("kvtrace", lazy=COMMANDS, help=cli.help)  # nothing loaded into it yet
+    lazy = fresh.get_help(click.Context(fresh, info_name="kvtrace", terminal_width=100))
+    assert fresh.commands == {}
+    loaded = click.Group("kvtrace", commands=[c.load() for c in COMMANDS.values()], help=cli.help)
+    eager = loaded.get_help(click.Context(loaded, info_name="kvtrace", terminal_width=100))
+    assert lazy.split("Commands:")[1] == eager.split("Commands:")[1]
