@@ -134,3 +134,33 @@ def test_an_unreadable_bundle_is_reported_and_the_others_are_checked(tmp_path, c
     assert code == 3, err
     assert "not read:" in out and "KV-PH-01" in out
     assert "2 bundles (1 not read)" in out
+
+
+def test_html_into_a_directory_links_the_slowest_vms_to_their_timeline_pages(
+    fleet, tmp_path, capsys
+):
+    site = tmp_path / "site"
+    code, _, err = run_cli(
+        capsys,
+        "check",
+        "-A",
+        "--bundle",
+        str(fleet[0]),
+        "--bundle",
+        str(fleet[1]),
+        "-o",
+        "html",
+        "--output-file",
+        f"{site}/",
+    )
+    assert code == 0, err
+    index = (site / "index.html").read_text(encoding="utf-8")
+    report = fleet_report(run_fleet(discover([str(fleet[0]), str(fleet[1])]), ALL), ALL)
+    slowest = report.summaries["slowest"]
+    assert len(slowest) == 10
+    for number, row in enumerate(slowest, 1):
+        link = f"timelines/{number:02d}.html"
+        assert f"<a href='{link}'>{row['namespace']}/{row['vm']}</a>" in index
+        page = (site / link).read_text(encoding="utf-8")
+        assert f"{row['namespace']}/{row['vm']}" in page
+    assert "Release comparison" in index and "v1.8.0" in index and "v1.9.0" in index

@@ -37,20 +37,22 @@ def fleet_check(
         raise UsageError(f"-o {output} over many bundles: use one of {', '.join(FLEET_OUTPUTS)}")
     sources = discover(bundles)
     report = fleet_report(run_fleet(sources, selection, version_flag, dask), selection)
-    write_fleet(report, sources, output, output_file)
+    write_fleet(report, sources, output, output_file, version_flag)
     if report.violations(fail_on):
         raise FindingsPresent()
 
 
 def write_fleet(
-    report: FleetReport, sources: Sequence[BundleSource], output: str, output_file: str | None
+    report: FleetReport,
+    sources: Sequence[BundleSource],
+    output: str,
+    output_file: str | None,
+    version_flag: str | None = None,
 ) -> None:
     if output in ("csv", "parquet"):
         _write_tables(report, output, output_file)
     elif output == "html":
-        from kvtrace.fleet.html import fleet_html
-
-        emit(fleet_html(report), _html_file(output_file))
+        _write_html(report, sources, output_file, version_flag)
     elif output in ("json", "yaml"):
         from kvtrace.render.structured import to_json, to_yaml
 
@@ -64,11 +66,26 @@ def _is_directory(output_file: str | None) -> bool:
     return bool(output_file) and (Path(str(output_file)).is_dir() or str(output_file).endswith("/"))
 
 
-def _html_file(output_file: str | None) -> str | None:
-    if output_file and _is_directory(output_file):
-        Path(output_file).mkdir(parents=True, exist_ok=True)
-        return str(Path(output_file) / "index.html")
-    return output_file
+def _write_html(
+    report: FleetReport,
+    sources: Sequence[BundleSource],
+    output_file: str | None,
+    version_flag: str | None,
+) -> None:
+    """One page; into a directory, ``index.html`` and a timeline page per slowest VM."""
+    from kvtrace.fleet.html import fleet_html
+
+    if not (output_file and _is_directory(output_file)):
+        emit(fleet_html(report), output_file)
+        return
+    from kvtrace.fleet.pages import write_pages
+
+    directory = Path(output_file)
+    slowest = report.summaries["slowest"]
+    links, problems = write_pages(slowest, sources, directory, version_flag)
+    report.notes.extend(problems)
+    emit(fleet_html(report, links), str(directory / "index.html"))
+    click.echo(f"wrote {1 + len(links)} files; open {directory / 'index.html'}", err=True)
 
 
 def _write_tables(report: FleetReport, fmt: str, output_file: str | None) -> None:

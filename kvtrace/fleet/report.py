@@ -78,6 +78,8 @@ def _camel(name: str) -> str:
 # --- text --------------------------------------------------------------------------------------
 BUNDLE_HEADERS = ("BUNDLE", "CLUSTER", "CAPTURED", "RELEASE", "VMS", "✗", "?", "NOTE")
 FINDING_HEADERS = ("CLUSTER", "CAPTURED", "RELEASE", "VM", "RULE", "SEVERITY", "WHY")
+BY_KEYS = ("rule", "release", "cluster", "namespace", "violations", "vms", "bundles")
+BY_HEADERS = tuple(k.upper() for k in BY_KEYS)
 LATENCY_HEADERS = ("RELEASE", "METRIC", "N", "P50", "P95", "P99", "MAX")
 COMPARISON_HEADERS = ("METRIC", "OLDER → NEWER", "P50", "P95", "P99", "CHANGE", "P", "VERDICT")
 SLOW_HEADERS = ("SECONDS", "CLUSTER", "RELEASE", "VM", "NODE", "TIMELINE")
@@ -88,6 +90,8 @@ def fleet_table(report: FleetReport) -> str:
     violations = report.violations()
     if violations:
         parts.append(render_table(FINDING_HEADERS, [_finding_row(f) for f in violations]))
+        by = report.summaries["violations_by"]
+        parts.append(render_table(BY_HEADERS, [[str(r[k]) for k in BY_KEYS] for r in by]))
     latency = report.summaries["latency_by_release"]
     if latency:
         parts.append(render_table(LATENCY_HEADERS, [_latency_row(r) for r in latency]))
