@@ -141,3 +141,45 @@ def test_markup_in_the_evidence_stays_text_in_the_browser(tmp_path):
     # and the webhook's denial reached the table as text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
     assert "&lt;/script&gt;&lt;!-- &lt;img src=x onerror=alert(2)&gt;" in dom
+
+
+def _view(dom: str) -> tuple[int, int]:
+    found = re.search(r'data-view="(-?\d+) (-?\d+)"', dom)
+    assert found, dom[:500]
+    return int(found.group(1)), int(found.group(2))
+
+
+def test_a_sub_second_incident_fills_the_chart(tmp_path, artifacts):
+    """The leader election of always-restart lasts 12 ms on an axis of 51 s: the chart opens
+    on those 12 ms, its ticks in milliseconds."""
+    page = tmp_path / "short.html"
+    window = ["--since", "2026-11-28T00:40:01Z", "--until", "2026-11-28T00:40:02Z"]
+    argv = ["timeline", "default/testvm", "-b", str(SAMPLES / "always-restart"), *window]
+    assert run([*argv, "-o", "html", "--output-file", str(page)]) == 0
+    dom, log = dump_dom(tmp_path, page)
+    assert_loaded_cleanly(dom, log)
+    start, end = _view(dom)
+    assert 12_000 <= end - start <= 15_000  # the rows' 12.1 ms and a small margin, in µs
+    ticks = re.findall(r'class="tick-label"[^>]*>([^<]+)<', dom)
+    assert ticks and all(re.fullmatch(r"00:40:01\.\d{3}", t) for t in ticks), ticks
+    screenshot(tmp_path, page.as_uri(), artifacts / "timeline-short-incident.png")
+
+
+def test_no_label_is_drawn_over_another(tmp_path, artifacts):
+    """snapshot-restore folds two idle gaps side by side: their labels would overlap, so one
+    is hidden. The page counts overlapping visible labels itself; the same page without the
+    declutter step counts some, so the count can fail."""
+    page = tmp_path / "vm-0.html"
+    argv = ["timeline", "default/vm-0", "-b", str(SAMPLES / "snapshot-restore"), "-o", "html"]
+    assert run([*argv, "--output-file", str(page)]) == 0
+    dom, log = dump_dom(tmp_path, page)
+    assert_loaded_cleanly(dom, log)
+    assert 'data-label-overlaps="0"' in dom
+    crowded = tmp_path / "vm-0-crowded.html"
+    source = page.read_text(encoding="utf-8")
+    assert source.count("this.declutter();") == 1
+    crowded.write_text(source.replace("this.declutter();", ""), encoding="utf-8")
+    dom, _ = dump_dom(tmp_path, crowded)
+    overlaps = re.search(r'data-label-overlaps="(\d+)"', dom)
+    assert overlaps and int(overlaps.group(1)) > 0
+    screenshot(tmp_path, page.as_uri(), artifacts / "timeline-snapshot-restore.png")

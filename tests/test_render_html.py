@@ -54,9 +54,55 @@ def test_shaped_timeline_matches_golden(sample, namespace, name, golden: Golden)
 @pytest.mark.parametrize(("sample", "namespace", "name"), CASES)
 def test_table_under_the_chart_holds_the_timeline_items(sample, namespace, name):
     shaped, (timeline, assessment) = _shaped(sample, namespace, name)
-    assert shaped["rows"] == items(timeline, assessment)
+    shown = [{k: v for k, v in row.items() if k != "deltaShown"} for row in shaped["rows"]]
+    assert shown == items(timeline, assessment)
     page = render_html_timeline(timeline, assessment)
     assert len(re.findall(r'<tr id="t0-row-\d+"', page)) == len(timeline.rows)
+
+
+def _cells(page: str, row: int) -> list[str]:
+    found = re.search(rf'<tr id="t0-row-{row}"[^>]*>(.*?)</tr>', page)
+    assert found, row
+    return re.findall(r"<td>(.*?)</td>", found.group(1))
+
+
+def test_the_table_delta_keeps_the_precision_of_its_times():
+    shaped, (timeline, assessment) = _shaped("always-restart", "default", "testvm")
+    page = render_html_timeline(timeline, assessment)
+    by_row = {r["row"]: r for r in shaped["rows"]}
+    # row 7 (a 1 s object time) after row 6 (a µs log line): known to the second only
+    assert by_row[7]["resolution"] == "1s" and by_row[6]["resolution"] == "1us"
+    assert _cells(page, 7)[2] == "~+27s"
+    # row 10, a µs line right after a 1 s object time: still rough, whatever its own digits
+    assert by_row[10]["resolution"] == "1us" and by_row[9]["resolution"] == "1s"
+    assert _cells(page, 10)[2] == "~+0s"
+    assert _cells(page, 11)[2] == "+0.006380"  # two µs lines: all six digits
+
+
+def test_pod_names_and_paths_break_only_between_words():
+    _, (timeline, assessment) = _shaped("always-restart", "default", "testvm")
+    page = render_html_timeline(timeline, assessment)
+    cells = _cells(page, 1)
+    assert cells[3] == "virt-controller-9zbmkjgqb8-xvvbf"
+    assert cells[-1] == (
+        "logs/<wbr>kubevirt/<wbr>virt-controller-9zbmkjgqb8-xvvbf/<wbr>virt-controller/<wbr>"
+        "current.log:4"
+    )
+    css = asset("report.css")
+    assert "table.rows td:nth-child(-n+6)" in css and "overflow-wrap: anywhere" not in css
+
+
+def test_the_chart_opens_on_the_rows_however_short_the_incident():
+    with open_bundle(SAMPLES / "always-restart") as evidence:
+        timeline = build_timeline(evidence, "default", "testvm")
+        assessment = assess(timeline, version=detect(evidence))
+    first, last = timeline.rows[0].time, timeline.rows[4].time
+    assert (last.at - first.at).total_seconds() < 0.02  # the leader election: 12 ms
+    timeline.since, timeline.until = first.at, last.at
+    shaped = shape_html_timeline(timeline, assessment)
+    xs = [m["x0"] for m in shaped["marks"]]
+    assert shaped["extent"] == {"x0": min(xs), "x1": max(xs) + 1}  # the last line's 1 µs
+    assert shaped["extent"]["x1"] - shaped["extent"]["x0"] < shaped["axis"]["width"] / 1000
 
 
 def test_violation_marks_carry_their_rule():

@@ -153,24 +153,18 @@ def _table_row(number: int, row: dict[str, Any], cid: str) -> str:
         row["verdict"] or "",
         row["evidence"],
     ]
-    tds = "".join(f"<td>{text(c)}</td>" for c in cells)
+    tds = "".join(f"<td>{text(c)}</td>" for c in cells[:-1]) + f"<td>{_path(cells[-1])}</td>"
     return f'<tr id="{text(cid)}-row-{number}" class="status-{text(status)}">{tds}</tr>\n'
 
 
+def _path(evidence: str) -> str:
+    """``file:line`` escaped, a line break allowed only after a slash (``<wbr>``)."""
+    return "/<wbr>".join(text(part) for part in evidence.split("/"))
+
+
 def _delta(row: dict[str, Any]) -> str:
-    """``+0.012691``, ``+2h31m52.1s``; ``~`` when this row's time has only 1 s resolution."""
-    delta = row["delta"]
-    if delta is None:
-        return ""
-    rough = row["resolution"] == "1s"
-    if abs(delta) < 60:
-        return f"~+{delta:.0f}s" if rough else f"+{delta:.6f}"
-    whole = int(delta)
-    days, rest = divmod(whole, 86400)
-    parts = [(days, "d"), (rest // 3600, "h"), (rest % 3600 // 60, "m")]
-    head = "".join(f"{n}{unit}" for n, unit in parts if n)
-    seconds = f"{whole % 60}s" if rough else f"{whole % 60 + delta % 1:.6f}s"
-    return ("~+" if rough else "+") + head + seconds
+    """The ΔT the text table shows (``deltaShown``, from the shape)."""
+    return str(row.get("deltaShown") or "")
 
 
 def notes_list(lines: list[str]) -> str:

@@ -15,8 +15,9 @@ from kvtrace.model.verdicts import EXPLAINED, UNVERIFIABLE, VIOLATION, Verdict
 from kvtrace.render import html_page as page
 from kvtrace.render.html_axis import Axis, build_axis
 from kvtrace.render.html_lanes import Span, action_effects, epoch_us, lane_key, lanes, spans
-from kvtrace.render.timeline_shape import items, summary_lines
+from kvtrace.render.timeline_shape import items, shown, summary_lines
 from kvtrace.render.verdict_shape import verdict_data
+from kvtrace.render.words import delta
 from kvtrace.timeline.build import Timeline
 
 STATUS_ORDER = (VIOLATION, UNVERIFIABLE, EXPLAINED)
@@ -34,19 +35,38 @@ def shape_html_timeline(timeline: Timeline, assessment: Assessment | None) -> di
     all_spans = spans(timeline)
     origin, axis = _axis(timeline, all_spans)
     at = _placer(origin, axis)
+    marks = _marks(timeline, at, by_row)
     return {
         "title": f"{timeline.namespace}/{timeline.name}",
         "originUs": origin,
         "axis": axis.shape(),
         "lanes": [{"key": ln.key, "group": ln.group, "label": ln.label} for ln in lanes(timeline)],
         "spans": [_span(s, at, by_row) for s in all_spans],
-        "marks": _marks(timeline, at, by_row),
+        "marks": marks,
         "flows": [{"from": a + 1, "to": b + 1} for a, b in action_effects(timeline)],
-        "rows": items(timeline, assessment),
+        "rows": _rows(timeline, assessment),
+        "extent": _extent(marks),
         "rules": _rules(assessment),
         "findings": _findings(assessment),
         "summary": summary_lines(timeline, assessment),
     }
+
+
+def _rows(timeline: Timeline, assessment: Assessment | None) -> list[dict[str, Any]]:
+    """The rows of the table, each with its ΔT as the text table writes it (``~`` between
+    times known to the second, only the digits both times have)."""
+    rows = items(timeline, assessment)
+    for row, (_, this, previous) in zip(rows, shown(timeline), strict=True):
+        row["deltaShown"] = delta(previous.time if previous else None, this.time)
+    return rows
+
+
+def _extent(marks: list[dict[str, Any]]) -> dict[str, int] | None:
+    """Where the shown rows are on the axis: the chart opens on them, however short the
+    incident (a folded axis may be far wider)."""
+    if not marks:
+        return None
+    return {"x0": min(m["x0"] for m in marks), "x1": max(m["x1"] for m in marks)}
 
 
 def _axis(timeline: Timeline, all_spans: list[Span]) -> tuple[int, Axis]:

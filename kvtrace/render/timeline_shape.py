@@ -10,8 +10,8 @@ from typing import Any
 from kvtrace import __version__
 from kvtrace.model.engine import AssessedTimeline, Assessment
 from kvtrace.render.verdict_shape import mark, model_lines, model_status, verdict_data
-from kvtrace.render.words import count
-from kvtrace.timefmt import delta_seconds, display, display_delta, iso
+from kvtrace.render.words import count, delta
+from kvtrace.timefmt import delta_seconds, display, iso
 from kvtrace.timeline.build import Timeline
 from kvtrace.timeline.endings import Ending, endings
 from kvtrace.timeline.rows import TimelineRow
@@ -53,12 +53,12 @@ def item(
     row: TimelineRow, previous: TimelineRow | None, assessment: Assessment | None, index: int
 ) -> dict[str, Any]:
     """One row as kubectl-style data (camelCase keys, RFC 3339 times)."""
-    delta = delta_seconds(previous.time, row.time) if previous else None
+    seconds = delta_seconds(previous.time, row.time) if previous else None
     return {
         "row": index + 1,
         "time": iso(row.time),
         "resolution": _resolution(row),
-        "delta": None if delta is None else round(delta, 6),
+        "delta": None if seconds is None else round(seconds, 6),
         "source": row.source,
         "incarnation": short_uid(row.incarnation) or None,
         "vmiUID": row.incarnation,
@@ -153,7 +153,7 @@ def table_rows(
         cells = [
             str(index + 1),
             display(row.time) + ("~" if row.order_uncertain else ""),
-            display_delta(prev.time if prev else None, row.time),
+            delta(prev.time if prev else None, row.time),
             row.source,
             short_uid(row.incarnation),
             row.category,

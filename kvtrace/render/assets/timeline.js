@@ -179,9 +179,12 @@
     node.addEventListener("click", function (e) { e.stopPropagation(); self.select([row]); self.showDetails(row, span); });
   };
 
+  // The default view is the shown rows' extent, however short the incident: a sub-second
+  // burst fills the chart instead of a few pixels of a padded, folded axis.
   Chart.prototype.fit = function () {
-    var w = this.data.axis.width, margin = Math.max(w * 0.02, 1000);
-    this.view = [-margin, w + margin];
+    var e = this.data.extent || { x0: 0, x1: this.data.axis.width };
+    var margin = Math.max((e.x1 - e.x0) * 0.04, 20);
+    this.view = [e.x0 - margin, e.x1 + margin];
     this.layout();
   };
 
@@ -233,7 +236,63 @@
     this.spanNodes.forEach(function (n) { self.placeSpan(n); });
     this.markNodes.forEach(function (n) { self.placeMark(n); });
     this.flowNodes.forEach(function (p) { self.placeFlow(p); });
+    this.declutter();
+    this.root.setAttribute("data-view", Math.round(this.view[0]) + " " + Math.round(this.view[1]));
   };
+
+  Chart.prototype.selfCheck = function () {
+    this.root.setAttribute("data-label-overlaps", String(overlaps(visibleLabels(this.svg))));
+  };
+
+  // Labels in the order they win a place: the segment's date, the fold, the spans, the ticks.
+  var LABEL_CLASSES = ["segment-label", "break-label", "span-label", "tick-label"];
+
+  function labelBox(node) {
+    var b = node.getBBox();
+    return { x0: b.x, x1: b.x + b.width, y0: b.y, y1: b.y + b.height };
+  }
+
+  function meets(a, b) { return a.x0 < b.x1 + 3 && b.x0 < a.x1 + 3 && a.y0 < b.y1 && b.y0 < a.y1; }
+
+  // No label is drawn over another: one that would touch a label already placed is hidden.
+  Chart.prototype.declutter = function () {
+    var placed = [], left = LABEL_W, right = this.width, svgNode = this.svg;
+    LABEL_CLASSES.forEach(function (cls) {
+      Array.prototype.forEach.call(svgNode.getElementsByClassName(cls), function (node) {
+        if (node.style.display === "none") { return; }
+        var box = labelBox(node);
+        if (box.x1 <= left || box.x0 >= right || !box.x1) { return; }  // clipped away
+        if (placed.some(function (other) { return meets(box, other); })) {
+          node.style.display = "none";
+        } else {
+          placed.push(box);
+        }
+      });
+    });
+  };
+
+  function visibleLabels(svgNode) {
+    var out = [];
+    LABEL_CLASSES.forEach(function (cls) {
+      Array.prototype.forEach.call(svgNode.getElementsByClassName(cls), function (node) {
+        if (node.style.display !== "none") { out.push(node); }
+      });
+    });
+    return out;
+  }
+
+  // A check the page makes of itself (and the browser test reads): visible labels that overlap
+  // inside the plot, counted from their boxes, independently of how declutter chose.
+  function overlaps(nodes) {
+    var boxes = nodes.map(labelBox).filter(function (b) { return b.x1 > LABEL_W && b.x1 > b.x0; });
+    var found = 0;
+    boxes.forEach(function (a, i) {
+      boxes.slice(i + 1).forEach(function (b) {
+        if (a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1) { found += 1; }
+      });
+    });
+    return found;
+  }
 
   Chart.prototype.laneY = function (key) { var l = this.lanes[key]; return l ? l.y : -100; };
 
@@ -246,7 +305,8 @@
     var lx = Math.max(x0, LABEL_W) + 4;
     n.label.setAttribute("x", lx);
     n.label.setAttribute("y", y + 17);
-    n.label.style.display = x1 - lx > 8 * s.name.length ? "" : "none";
+    n.label.style.display = "";  // measured, then shown only inside its own bar
+    n.label.style.display = x1 - lx - 2 >= n.label.getComputedTextLength() ? "" : "none";
   };
 
   Chart.prototype.placeMark = function (n) {
@@ -403,6 +463,7 @@
       if (first) { first.click(); }
       focusing = false;
     }
+    Object.keys(charts).forEach(function (k) { charts[k].selfCheck(); });
     document.documentElement.setAttribute("data-kvtrace-charts", String(Object.keys(charts).length));
     document.documentElement.setAttribute("data-kvtrace-ready", "1");
   }
