@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import click
+from click.shell_completion import CompletionItem
 
 from kvtrace.commands.completion import (
     complete_context,
@@ -110,6 +111,13 @@ class OutputFormat(click.ParamType):  # type: ignore[type-arg]  # generic from c
             return check_output(self.kind, str(value))
         except UsageError as err:
             self.fail(str(err), param, ctx)
+
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        """The named formats (``jsonpath=`` and ``custom-columns=`` with their ``=``)."""
+        names = [f.rstrip("…") for f in formats(self.kind)]
+        return [CompletionItem(n) for n in names if n.startswith(incomplete)]
 
 
 def output_option(kind: str) -> Callable[[F], F]:
