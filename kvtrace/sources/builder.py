@@ -23,6 +23,7 @@ from kvtrace.sources.safety import (
     open_capped,
     read_capped,
 )
+from kvtrace.sources.spool import SpoolSpace
 from kvtrace.sources.walk import BundleTree
 from parsers.manifests import ManifestError, load_manifests
 from parsers.records import SourceInfo
@@ -32,8 +33,15 @@ from parsers.timestamps import parse_time
 class EvidenceBuilder:
     """Accumulates one bundle's evidence; :meth:`build` hands out the :class:`Evidence`."""
 
-    def __init__(self, tree: BundleTree, limits: Limits, only: ObjectFilter | None = None) -> None:
+    def __init__(
+        self,
+        tree: BundleTree,
+        limits: Limits,
+        only: ObjectFilter | None = None,
+        spool: SpoolSpace | None = None,
+    ) -> None:
         self.tree, self.limits, self.only = tree, limits, only
+        self.spool = spool  # where log-store exports are split per pod (kvtrace.sources.logstores)
         self.index = ObjectIndex()
         self.logs: list[LogStream] = []
         self.skipped: list[tuple[str, str]] = list(tree.skipped)

@@ -33,6 +33,7 @@ from kvtrace.sources.logfiles import NO_OBJECTS, STDIN, open_logs
 from kvtrace.sources.object_filter import ObjectFilter
 from kvtrace.sources.roots import bundle_roots, outermost, outside, subtree
 from kvtrace.sources.safety import Limits
+from kvtrace.sources.spool import SpoolSpace, spool_space
 from kvtrace.sources.tarball import open_tree
 from kvtrace.sources.walk import BundleTree
 
@@ -63,14 +64,14 @@ def open_bundle(
     ``path`` holds several bundles, ``only`` picks the one holding that VM; without ``only``, or
     when none or several hold it, an error names the bundles found."""
     limits = limits or Limits.from_env()
-    with open_tree(_existing(path), limits) as tree:
+    with open_tree(_existing(path), limits) as tree, spool_space() as spool:
         roots = bundle_roots(tree)
         if len(roots) <= 1:
-            yield _read_one(tree, roots, limits, only)
+            yield _read_one(tree, roots, limits, only, spool)
         elif only is None:
             raise InputError(_several_bundles(tree, roots))
         else:
-            yield _the_bundle_holding(tree, roots, limits, only)
+            yield _the_bundle_holding(tree, roots, limits, only, spool)
 
 
 @contextmanager
@@ -100,26 +101,32 @@ def _vm_filter(only: VMKey | None) -> ObjectFilter | None:
     return ObjectFilter.for_vm(*only) if only else None
 
 
-def _read_one(tree: BundleTree, roots: list[str], limits: Limits, only: VMKey | None) -> Evidence:
+def _read_one(
+    tree: BundleTree, roots: list[str], limits: Limits, only: VMKey | None, spool: SpoolSpace
+) -> Evidence:
     """A tree holding at most one bundle: read whole, as it always was, unless the bundle sits
     more than one level down (its layout is sniffed from its own root then)."""
     if roots and "/" in roots[0]:
         tree = subtree(tree, roots[0])
-    return read_tree(tree, limits, _vm_filter(only))
+    return read_tree(tree, limits, _vm_filter(only), spool)
 
 
 def _each_bundle(
     tree: BundleTree, limits: Limits, only: VMKey | None
 ) -> Iterator[tuple[str, Evidence]]:
+    """Each bundle with its own temp space for split exports, removed when the next is read."""
     roots = bundle_roots(tree)
     if len(roots) <= 1:
-        yield (roots[0] if roots and roots[0] else "."), _read_one(tree, roots, limits, only)
+        with spool_space() as spool:
+            label = roots[0] if roots and roots[0] else "."
+            yield label, _read_one(tree, roots, limits, only, spool)
         return
     for index, root in enumerate(roots):
-        evidence = read_tree(subtree(tree, root), limits, _vm_filter(only))
-        if index == 0:
-            evidence.skipped.extend(_outside_every_bundle(tree, roots))
-        yield root, evidence
+        with spool_space() as spool:
+            evidence = read_tree(subtree(tree, root), limits, _vm_filter(only), spool)
+            if index == 0:
+                evidence.skipped.extend(_outside_every_bundle(tree, roots))
+            yield root, evidence
 
 
 def _outside_every_bundle(tree: BundleTree, roots: list[str]) -> list[tuple[str, str]]:
@@ -139,13 +146,13 @@ def _under_any(relative: str, roots: list[str]) -> bool:
 
 
 def _the_bundle_holding(
-    tree: BundleTree, roots: list[str], limits: Limits, only: VMKey
+    tree: BundleTree, roots: list[str], limits: Limits, only: VMKey, spool: SpoolSpace
 ) -> Evidence:
     """Of several bundles, the one whose objects hold the VM (its VM, a VMI or a launcher pod)."""
     chosen: Evidence | None = None
     holders: list[str] = []
     for root in roots:
-        evidence = read_tree(subtree(tree, root), limits, _vm_filter(only))
+        evidence = read_tree(subtree(tree, root), limits, _vm_filter(only), spool)
         if holds(evidence, only):
             holders.append(root)
             chosen = chosen or evidence
@@ -201,10 +208,15 @@ def _pass_one(tree: BundleTree, root: str) -> str:
     return f"--bundle {tree.origin.rstrip('/')}/{root}"
 
 
-def read_tree(tree: BundleTree, limits: Limits, only: ObjectFilter | None = None) -> Evidence:
+def read_tree(
+    tree: BundleTree,
+    limits: Limits,
+    only: ObjectFilter | None = None,
+    spool: SpoolSpace | None = None,
+) -> Evidence:
     """Sniff the layout of ``tree`` (in the order of the module docstring) and read it with that
-    layout's rules."""
-    builder = EvidenceBuilder(tree, limits, only)
+    layout's rules; log-store exports among plain files are split per pod into ``spool``."""
+    builder = EvidenceBuilder(tree, limits, only, spool)
     own = kvtrace_bundle.find_manifest(tree)
     if own is not None:
         return kvtrace_bundle.read_kvtrace_bundle(builder, *own)

@@ -17,13 +17,27 @@ from typing import IO
 from kvtrace.errors import InputError
 from kvtrace.evidence import Evidence
 from kvtrace.sources.builder import EvidenceBuilder
-from kvtrace.sources.safety import Limits, probe_readable, spool, spool_file, temp_space, unreadable
+from kvtrace.sources.layouts.plain import BINARY, SKIP_REASONS, SNIFF_BYTES, looks_binary
+from kvtrace.sources.logstores import add_export
+from kvtrace.sources.safety import (
+    DECODE_ERRORS,
+    Limits,
+    open_capped,
+    probe_readable,
+    spool,
+    spool_file,
+    temp_space,
+    unreadable,
+)
+from kvtrace.sources.spool import spool_space
 from kvtrace.sources.walk import BundleTree
+from parsers.envelopes import sniff_envelope
 from parsers.paths import source_from_path
 from parsers.records import SourceInfo
 
 STDIN = "-"
 NO_OBJECTS = "no objects: VM/VMI/pods/events come only from a bundle or a live cluster"
+BINARY_REASON = SKIP_REASONS[BINARY]
 
 
 @contextmanager
@@ -33,9 +47,9 @@ def open_logs(
     """One log stream per file (``-`` is stdin; gzip etc. read transparently)."""
     limits = limits or Limits.from_env()
     _check_log_paths(paths)
-    with temp_space() as scratch:
+    with temp_space() as scratch, spool_space() as exports:
         tree = BundleTree(root=scratch, origin=", ".join(paths), files=[])
-        builder = EvidenceBuilder(tree, limits)
+        builder = EvidenceBuilder(tree, limits, spool=exports)
         for index, given in enumerate(paths):
             _add_log_file(builder, given, scratch / f"log-{index}", limits, stdin)
         builder.missing.append(NO_OBJECTS)
@@ -90,12 +104,32 @@ def _add_log_file(
     if given == STDIN:
         stream = stdin if stdin is not None else sys.stdin.buffer
         spooled = spool(stream, copy, limits.max_log_bytes, "stdin")
-        builder.add_log("stdin", SourceInfo("stdin"), prefixed=None, path=spooled)
+        _add_sniffed(builder, "stdin", SourceInfo("stdin"), spooled)
         return
     path = Path(given)
     if path.stat().st_size == 0:  # empty, or a /proc file that does not know its size
         path = _spool_sizeless(path, copy, limits)
-    builder.add_log(given, source_from_path(given), prefixed=None, path=path)
+    _add_sniffed(builder, given, source_from_path(given), path)
+
+
+def _add_sniffed(builder: EvidenceBuilder, given: str, info: SourceInfo, path: Path) -> None:
+    """A binary file is a reported skip, never a log source; a log-store export is split into
+    its pods' streams (:mod:`kvtrace.sources.logstores`); anything else is one log."""
+    head = _head(path, builder.limits, given)
+    if looks_binary(head):
+        builder.skip(given, f"{BINARY_REASON}; --log reads text logs")
+    elif sniff_envelope(head) is not None:
+        add_export(builder, given, path)
+    else:
+        builder.add_log(given, info, prefixed=None, path=path)
+
+
+def _head(path: Path, limits: Limits, name: str) -> bytes:
+    try:
+        with open_capped(path, limits.max_log_bytes, name) as stream:
+            return stream.read(SNIFF_BYTES)
+    except DECODE_ERRORS as exc:
+        raise unreadable(name, exc if isinstance(exc, OSError) else OSError(str(exc))) from None
 
 
 def _spool_sizeless(path: Path, dest: Path, limits: Limits) -> Path:

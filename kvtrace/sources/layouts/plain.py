@@ -10,12 +10,16 @@ from kvtrace.errors import UnsafeBundleError
 from kvtrace.evidence import EVENT, LEASE, POD, REVISION, VM, VMI, Evidence
 from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.layouts.inspect import add_events_table
+from kvtrace.sources.logstores import add_export
 from kvtrace.sources.objects import PLURAL_KINDS
 from kvtrace.sources.safety import DECODE_ERRORS, open_capped
+from parsers.envelopes import sniff_envelope
 from parsers.manifests import looks_like_events_table
 from parsers.paths import source_from_path
 
 SNIFF_BYTES = 64 * 1024
+BINARY_PROBE = 1024  # bytes whose text-ness decides a file without NUL bytes
+NOT_TEXT_SHARE = 0.3
 _MANIFEST_LINE = re.compile(r"^(?:apiVersion|kind|items|metadata):|^- apiVersion:|^---\s*$")
 _OBJECT_KEYS = ("apiVersion", "metadata", "items")
 _EXPECTED_KINDS = (VM, VMI, POD, EVENT, REVISION, LEASE)
@@ -33,8 +37,8 @@ BUNDLE_MANIFEST = "manifest.json"
 # A manifest.json that is JSON but no BundleManifest (kvtrace_bundle checked it first) is some
 # tool's metadata: never a log.
 _NOT_OUR_MANIFEST = "manifest.json is not a kvtrace BundleManifest nor Kubernetes objects: not read"
-_SKIP_REASONS = {
-    BINARY: "binary file: not a log, YAML or JSON",
+SKIP_REASONS = {
+    BINARY: "binary file (NUL bytes, or its first KiB is not text): not a log, YAML or JSON",
     EMPTY: "empty file",
     DESCRIBE: "kubectl describe output is not read; export the object with kubectl get -o yaml",
     HTML: "HTML file: not evidence kvtrace reads",
@@ -47,7 +51,7 @@ def sniff(head: bytes) -> str:
         head = head[3:]
     if not head.strip():
         return EMPTY
-    if b"\x00" in head[:8192]:
+    if looks_binary(head):
         return BINARY
     text = head.decode("utf-8", errors="replace")
     lines = [line.rstrip("\r") for line in text.split("\n") if line.strip()]
@@ -63,6 +67,17 @@ def sniff(head: bytes) -> str:
     if first.startswith(("{", "[")):
         return _sniff_json(first)
     return MANIFEST if any(_MANIFEST_LINE.match(line) for line in lines[:20]) else LOG
+
+
+def looks_binary(head: bytes) -> bool:
+    """NUL bytes in the first 8 KiB, or a first KiB that is not text: more than
+    :data:`NOT_TEXT_SHARE` of it undecodable or control characters (a log with a few damaged
+    bytes stays a log)."""
+    if b"\x00" in head[:8192]:
+        return True
+    text = head[:BINARY_PROBE].decode("utf-8", errors="replace")
+    odd = sum(1 for char in text if char == "\ufffd" or (char < " " and char not in "\t\n\r\f\x1b"))
+    return bool(text) and odd > NOT_TEXT_SHARE * len(text)
 
 
 def _sniff_json(first: str) -> str:
@@ -92,7 +107,11 @@ def _head(builder: EvidenceBuilder, relative: str) -> bytes | None:
 def read_plain(builder: EvidenceBuilder) -> Evidence:
     for relative in builder.tree.files:
         head = _head(builder, relative)
-        if head is not None:
+        if head is None:
+            continue
+        if sniff_envelope(head) is not None:
+            add_export(builder, relative)
+        else:
             _route(builder, relative, sniff(head))
     _note_gaps(builder)
     return builder.build("plain", "low")
@@ -113,7 +132,7 @@ def _route(builder: EvidenceBuilder, relative: str, what: str) -> None:
     elif what == LOG:
         builder.add_log(relative, source_from_path(relative), prefixed=None)
     else:
-        builder.skip(relative, _SKIP_REASONS[what])
+        builder.skip(relative, SKIP_REASONS[what])
 
 
 def _note_gaps(builder: EvidenceBuilder) -> None:

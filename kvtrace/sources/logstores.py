@@ -1,0 +1,206 @@
+"""Log-store exports (Loki, OpenShift Logging, Elasticsearch/OpenSearch, Vector, OTLP) read as a
+bundle's container logs.
+
+An export mixes every pod's lines; its envelope names the pod, container and namespace of each
+(:mod:`parsers.envelopes`). Each export is split into one stream per pod, container and restart,
+written to temp space with the collector's time as the kubelet's ``--timestamps`` prefix and in
+time order (``logcli`` prints newest first, a search returns hits in any order), so the line
+de-duplication, the current/previous naming and the leader attribution read them exactly as they
+read a bundle's ``logs/<ns>/<pod>/<container>/*.log``. Lines whose envelope names no pod form one
+stream of the export, attributed as a ``--log`` file is, and are reported.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import orjson
+
+from kvtrace.errors import InputError
+from kvtrace.sources.builder import EvidenceBuilder
+from kvtrace.sources.safety import DECODE_ERRORS, open_capped, read_capped
+from parsers.envelopes import STRUCTURE, EnvelopeLine, read_document, read_lines
+from parsers.lines import bounded_lines
+from parsers.records import SourceInfo
+from parsers.timestamps import parse_time
+
+MAX_RECORD = 64 << 20  # one NDJSON record (an OTLP request of many lines) is read up to this
+_FLUSH_BYTES = 1 << 20
+StreamKey = tuple[str | None, str | None, str | None, int | None]  # ns, pod, container, restart
+
+
+@dataclass
+class _Stream:
+    """One pod/container/restart of an export, written as a kubelet-prefixed log."""
+
+    path: Path
+    pending: list[str] = field(default_factory=list)
+    pending_bytes: int = 0
+    entries: array[int] = field(default_factory=lambda: array("I"))  # physical lines of each
+    timed: int = 0
+    last: object = None
+    in_order: bool = True
+
+    def add(self, entry: EnvelopeLine) -> None:
+        lines = entry.text.rstrip("\r\n").split("\n")
+        prefix = f"{entry.time} " if entry.time else ""
+        for line in lines:
+            self.pending.append(f"{prefix}{line.rstrip(chr(13))}\n")
+            self.pending_bytes += len(line) + len(prefix) + 1
+        self.entries.append(len(lines))
+        self._order(entry.time)
+        if self.pending_bytes > _FLUSH_BYTES:
+            self.flush()
+
+    def _order(self, time: str | None) -> None:
+        if time is None:
+            return
+        self.timed += 1
+        stamp = parse_time(time)
+        moment = stamp.at if stamp is not None else None
+        if moment is not None and self.last is not None and moment < self.last:  # type: ignore[operator]
+            self.in_order = False
+        self.last = moment or self.last
+
+    def flush(self) -> None:
+        with self.path.open("a", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.writelines(self.pending)
+        self.pending, self.pending_bytes = [], 0
+
+    def finish(self) -> None:
+        self.flush()
+        if not self.in_order:
+            _sort_by_time(self.path, self.entries)
+
+
+def _sort_by_time(path: Path, entries: array[int]) -> None:
+    """Rewrite the stream in time order, each entry's lines kept together (a stable sort: lines
+    of one instant keep the export's order)."""
+    lines = path.read_text(encoding="utf-8", errors="surrogateescape").splitlines(keepends=True)
+    groups, at = [], 0
+    for count in entries:
+        groups.append(lines[at : at + count])
+        at += count
+    groups.sort(key=_group_time)
+    with path.open("w", encoding="utf-8", errors="surrogateescape") as handle:
+        for group in groups:
+            handle.writelines(group)
+
+
+def _group_time(group: list[str]) -> float:
+    stamp = parse_time(group[0].split(" ", 1)[0]) if group else None
+    return stamp.at.timestamp() if stamp is not None else float("-inf")
+
+
+def add_export(builder: EvidenceBuilder, relative: str, path: Path | None = None) -> None:
+    """Register the streams of the export at ``relative`` (``path`` for a ``--log`` file); its
+    skipped records are reported by reason, lines naming no pod as one unnamed stream."""
+    path = path or builder.path(relative)
+    if builder.spool is None:
+        builder.skip(relative, "a log-store export, but no temp space to split it: not read")
+        return
+    skips: Counter[str] = Counter()
+    streams: dict[StreamKey, _Stream] = {}
+    directory = builder.spool.new_dir()
+    try:
+        for entry in _entries(builder, relative, path, skips):
+            key = (entry.namespace, entry.pod, entry.container, entry.restart)
+            if key not in streams:
+                streams[key] = _Stream(directory / f"{len(streams):05d}.log")
+            streams[key].add(entry)
+    except (*DECODE_ERRORS, InputError) as exc:
+        builder.skip(
+            relative,
+            f"unreadable after {sum(len(s.entries) for s in streams.values())} "
+            f"record(s): {getattr(exc, 'strerror', None) or exc}",
+        )
+    for stream in streams.values():
+        stream.finish()
+    _register(builder, relative, streams)
+    for reason, count in sorted(skips.items()):
+        if reason not in STRUCTURE:
+            builder.skip(relative, f"{count} record(s) of this log-store export skipped: {reason}")
+
+
+def _entries(
+    builder: EvidenceBuilder, relative: str, path: Path, skips: Counter[str]
+) -> Iterator[EnvelopeLine]:
+    """NDJSON or Loki text line by line; a pretty-printed search response or OTLP request whole
+    (through the member cap)."""
+    if _is_document(builder, path, relative):
+        data = read_capped(path, builder.limits.max_member_bytes, relative)
+        yield from read_document(data, skips)
+        return
+    with open_capped(path, builder.limits.max_log_bytes, relative) as stream:
+        yield from read_lines(bounded_lines(stream, MAX_RECORD), skips)
+
+
+def _is_document(builder: EvidenceBuilder, path: Path, relative: str) -> bool:
+    """True when the first non-blank line is not a JSON value on its own."""
+    with open_capped(path, builder.limits.max_log_bytes, relative) as stream:
+        first = _first_line(stream)
+    if not first.startswith(b"{") and not first.startswith(b"["):
+        return False
+    try:
+        orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return True
+    return first.startswith(b"[")
+
+
+def _first_line(stream: IO[bytes]) -> bytes:
+    for line in bounded_lines(stream, MAX_RECORD):
+        if line.strip():
+            return line.strip().lstrip(b"\xef\xbb\xbf")
+    return b""
+
+
+def _register(builder: EvidenceBuilder, relative: str, streams: dict[StreamKey, _Stream]) -> None:
+    latest = _latest_restarts(streams)
+    for key, stream in sorted(streams.items(), key=lambda kv: _sort_key(kv[0])):
+        namespace, pod, container, restart = key
+        instance = _instance(restart, latest.get((namespace, pod, container)))
+        info = SourceInfo(_source_id(relative, key), pod, namespace, container, instance)
+        prefixed = True if stream.timed == len(stream.entries) else None
+        builder.add_log(info.source_id, info, prefixed, path=stream.path)
+        if pod is None:
+            builder.missing.append(
+                f"{relative}: {len(stream.entries)} line(s) whose envelope names no pod, read as "
+                "one source of unknown pod (as a --log file is): export with the pod label"
+            )
+
+
+def _latest_restarts(streams: dict[StreamKey, _Stream]) -> dict[tuple[str | None, ...], int]:
+    latest: dict[tuple[str | None, ...], int] = {}
+    for namespace, pod, container, restart in streams:
+        if restart is not None:
+            key = (namespace, pod, container)
+            latest[key] = max(restart, latest.get(key, restart))
+    return latest
+
+
+def _instance(restart: int | None, latest: int | None) -> str | None:
+    """The container's last restart is its ``current`` log, earlier ones ``previous`` (the
+    kubelet's ``<n>.log`` numbering); unknown when the envelope does not say."""
+    if restart is None or latest is None:
+        return None
+    return "current" if restart == latest else "previous"
+
+
+def _source_id(relative: str, key: StreamKey) -> str:
+    namespace, pod, container, restart = key
+    if pod is None:
+        return relative
+    names = "/".join(part or "?" for part in (namespace, pod, container))
+    again = f" restart {restart}" if restart is not None else ""
+    return f"{relative} [{names}{again}]"
+
+
+def _sort_key(key: StreamKey) -> tuple[str, str, str, int]:
+    namespace, pod, container, restart = key
+    return namespace or "", pod or "", container or "", -1 if restart is None else restart

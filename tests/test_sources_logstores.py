@@ -1,0 +1,212 @@
+"""Log-store exports (Loki, OpenShift Logging, Elasticsearch/OpenSearch, Vector, OTLP) read as a
+bundle's container logs: a kvsim history delivered through each envelope gives the timeline and
+the leader history the bundle gives, but for the names of the sources (issue 17)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from kvtrace.sources.bundle import open_bundle, open_logs
+from parsers.envelopes import (
+    BAD_JSON,
+    BULK_ACTION,
+    ECS,
+    ES_SEARCH,
+    LOKI_JSONL,
+    LOKI_TEXT,
+    NO_LINE,
+    OPENSHIFT,
+    OTLP,
+    read_lines,
+    sniff_envelope,
+)
+from tests.conftest import SAMPLES
+from tests.helpers import run_cli
+from tests.logstore_envelopes import ENVELOPES, container_lines, loki_jsonl, viaq_record
+
+# kvsim histories: two replicas (always-restart), and a failover whose replicas restarted, so
+# their previous instances' logs are in the bundle too (leader-failover-gap)
+HISTORIES = {"always-restart": "testvm", "leader-failover-gap": "web-1"}
+# envelopes that number a container's restarts (Loki's and Vector's file name, OTLP's
+# k8s.container.restart_count): previous and current instances stay apart, as in the bundle
+RESTARTS_KNOWN = {"loki.jsonl", "loki-default.txt", "vector.ndjson", "otlp.ndjson"}
+PREVIOUS = " (previous)"
+
+
+def _objects_only(sample: str, dest: Path) -> Path:
+    """The bundle without its logs (and a manifest that lists none), for the export to carry."""
+    shutil.copytree(SAMPLES / sample, dest, ignore=shutil.ignore_patterns("logs"))
+    manifest = json.loads((dest / "manifest.json").read_text())
+    manifest["logs"] = []
+    (dest / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    return dest
+
+
+def _export(sample: str, envelope: str, dest: Path) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(ENVELOPES[envelope](container_lines(SAMPLES / sample)), encoding="utf-8")
+    return dest
+
+
+def _rows(table: str, merged_instances: bool) -> list[str]:
+    """The timeline's rows and summary, blanks collapsed (column widths follow the source names);
+    an envelope that cannot tell a container's restarts apart names no previous instance, and
+    each container is one source however often it restarted."""
+    if merged_instances:
+        table = re.sub(r"\d+ log sources", "N log sources", table.replace(PREVIOUS, ""))
+    return [" ".join(line.split()) for line in table.splitlines()]
+
+
+@pytest.mark.parametrize("envelope", sorted(ENVELOPES))
+@pytest.mark.parametrize("sample", sorted(HISTORIES))
+def test_timeline_through_an_export_equals_the_bundle(capsys, tmp_path, sample, envelope):
+    vm = f"default/{HISTORIES[sample]}"
+    code, expected, _ = run_cli(capsys, "timeline", vm, "--bundle", str(SAMPLES / sample))
+    objects = _objects_only(sample, tmp_path / "objects")
+    export = _export(sample, envelope, tmp_path / envelope)
+    got = run_cli(capsys, "timeline", vm, "--bundle", str(objects), "--log", str(export))
+    assert got[0] == code and got[2] == ""
+    merged = envelope not in RESTARTS_KNOWN
+    assert _rows(got[1], merged) == _rows(expected, merged)
+
+
+def _epochs(history: str) -> list[str]:
+    """Leader history without its evidence column (the file:line of each line)."""
+    kept = []
+    for line in history.splitlines():
+        found = re.match(r"(#\d+)\s+.*?:\d+\s{2,}(.*)$", line)
+        kept.append(" ".join(found.groups()) if found else " ".join(line.split()))
+    return kept
+
+
+@pytest.mark.parametrize("envelope", sorted(RESTARTS_KNOWN))
+def test_leader_history_through_an_export_equals_the_bundle(capsys, tmp_path, envelope):
+    sample = "leader-failover-gap"
+    expected = run_cli(capsys, "leader", "history", "--bundle", str(SAMPLES / sample))
+    objects = _objects_only(sample, tmp_path / "objects")
+    export = _export(sample, envelope, tmp_path / envelope)
+    got = run_cli(capsys, "leader", "history", "--bundle", str(objects), "--log", str(export))
+    assert got[0] == expected[0] and _epochs(got[1]) == _epochs(expected[1])
+
+
+@pytest.mark.parametrize("envelope", sorted(ENVELOPES))
+def test_export_timeline_matches_golden(capsys, tmp_path, monkeypatch, golden, envelope):
+    """The timeline of always-restart's logs alone, from each export (-o wide: the evidence
+    column names the export and the pod's stream in it)."""
+    monkeypatch.chdir(tmp_path)
+    _export("always-restart", envelope, tmp_path / envelope)
+    code, out, err = run_cli(capsys, "timeline", "default/testvm", "--log", envelope, "-o", "wide")
+    assert code == 0 and err == ""
+    golden.check(f"logstores/{envelope}.txt", out)
+
+
+@pytest.mark.parametrize("envelope", sorted(ENVELOPES))
+def test_each_pod_container_and_restart_is_one_stream(tmp_path, envelope):
+    export = _export("leader-failover-gap", envelope, tmp_path / envelope)
+    with open_logs([str(export)]) as evidence:
+        streams = [(s.info.pod, s.info.container, s.info.instance) for s in evidence.logs]
+        assert evidence.skipped == []
+    pods = {pod for pod, _, _ in streams}
+    assert len(pods) == 2 and all(pod.startswith("virt-controller-") for pod in pods)
+    if envelope in RESTARTS_KNOWN:
+        assert sorted(i for _, _, i in streams) == ["current", "current", "previous", "previous"]
+    else:
+        assert [i for _, _, i in streams] == [None, None]
+
+
+def test_an_export_in_a_bundle_directory_is_sniffed_by_content(tmp_path):
+    export = _export("always-restart", "loki.jsonl", tmp_path / "case" / "query-result.txt")
+    with open_bundle(export.parent) as evidence:
+        assert evidence.layout == "plain"
+        assert sorted(s.info.pod for s in evidence.logs) == sorted(
+            {line.pod for line in container_lines(SAMPLES / "always-restart")}
+        )
+
+
+def test_a_gzipped_export_is_read_too(tmp_path):
+    text = loki_jsonl(container_lines(SAMPLES / "always-restart"))
+    packed = tmp_path / "loki.jsonl.gz"
+    packed.write_bytes(gzip.compress(text.encode()))
+    with open_logs([str(packed)]) as evidence:
+        assert len(evidence.logs) == 2 and all(s.prefixed for s in evidence.logs)
+
+
+def test_bad_records_are_counted_by_reason_and_unnamed_lines_reported(tmp_path):
+    lines = container_lines(SAMPLES / "always-restart")[:3]
+    unnamed = {**viaq_record(lines[2])}
+    unnamed["kubernetes"] = {"namespace_name": "kubevirt"}
+    records = [
+        json.dumps(viaq_record(lines[0])),
+        '{"kubernetes": {"pod_name": "virt-controller-x"}, "@timestamp": "2026-11-28T00:40:00Z"',
+        json.dumps({**viaq_record(lines[1]), "message": ""}),
+        json.dumps(unnamed),
+        "[1, 2]",
+    ]
+    export = tmp_path / "viaq.ndjson"
+    export.write_text("\n".join(records) + "\n")
+    with open_logs([str(export)]) as evidence:
+        skipped = [reason for _, reason in evidence.skipped]
+        pods = sorted(str(s.info.pod) for s in evidence.logs)
+        missing = evidence.missing
+    assert pods == sorted([lines[0].pod, "None"])
+    assert f"1 record(s) of this log-store export skipped: {BAD_JSON}" in skipped
+    assert f"1 record(s) of this log-store export skipped: {NO_LINE}" in skipped
+    assert any("not a log-store record" in reason for reason in skipped)
+    assert any("1 line(s) whose envelope names no pod" in note for note in missing)
+
+
+def test_newest_first_export_is_read_in_time_order(tmp_path):
+    export = _export("always-restart", "loki.jsonl", tmp_path / "loki.jsonl")
+    first_in_file = json.loads(export.read_text().splitlines()[0])["timestamp"]
+    with open_logs([str(export)]) as evidence:
+        for stream in evidence.logs:
+            with stream.open() as handle:
+                stamps = [line.split(b" ", 1)[0] for line in handle]
+            assert stamps == sorted(stamps, key=lambda s: s.decode().rstrip("Z").ljust(30, "0"))
+    assert first_in_file > container_lines(SAMPLES / "always-restart")[0].time
+
+
+@pytest.mark.parametrize(
+    ("envelope", "shape"),
+    [
+        ("loki.jsonl", LOKI_JSONL),
+        ("loki-default.txt", LOKI_TEXT),
+        ("viaq.ndjson", OPENSHIFT),
+        ("vector.ndjson", OPENSHIFT),
+        ("es-hits-ecs.ndjson", ES_SEARCH),
+        ("es-bulk-ecs.ndjson", ES_SEARCH),
+        ("es-search-viaq.json", ES_SEARCH),
+        ("otlp.ndjson", OTLP),
+    ],
+)
+def test_sniffed_shapes(tmp_path, envelope, shape):
+    export = _export("always-restart", envelope, tmp_path / envelope)
+    assert sniff_envelope(export.read_bytes()[:65536]) == shape
+
+
+def test_container_logs_and_manifests_are_no_envelope():
+    log = next((SAMPLES / "always-restart" / "logs").rglob("current.log"))
+    assert sniff_envelope(log.read_bytes()[:65536]) is None
+    body = log.read_text().splitlines()[0].split(" ", 1)[1]
+    assert sniff_envelope(body.encode()) is None
+    objects = (SAMPLES / "always-restart" / "objects" / "pods.yaml").read_bytes()
+    assert sniff_envelope(objects) is None
+    assert sniff_envelope(b'{\n  "apiVersion": "v1",\n  "hits": 3\n}\n') is None
+
+
+def test_ecs_record_gives_its_pod_and_a_bulk_body_counts_its_action_lines():
+    lines = container_lines(SAMPLES / "always-restart")[:2]
+    skips: Counter[str] = Counter()
+    text = ENVELOPES["es-bulk-ecs.ndjson"](lines)
+    found = list(read_lines(text.encode().splitlines(), skips))
+    assert [(e.pod, e.container, e.namespace, e.shape) for e in found] == [
+        (line.pod, line.container, line.namespace, ECS) for line in lines
+    ]
+    assert skips == Counter({BULK_ACTION: 2})
