@@ -212,3 +212,16 @@ def test_leader_wide_adds_the_message_and_the_evidence(capsys):
         "logs/kubevirt/virt-controller-9jld4h288r-zm7xx/virt-controller/previous.log:5",
         "logs/kubevirt/virt-controller-9jld4h288r-zm7xx/virt-controller/previous.log:57",
     ]
+
+
+def test_jsonpath_escapes_the_evidence_not_the_template(tmp_path, capsys):
+    from tests.test_render_controls import RAW_CONTROLS, _hostile_sample
+
+    bundle = str(_hostile_sample(tmp_path))
+    template = 'jsonpath={range .items[*]}{.what}{"\\t"}{end}'
+    code, out, _ = run_cli(capsys, "timeline", "default/testvm", "-b", bundle, "-o", template)
+    assert code == 0 and "\t" in out and "=HYPERLINK(1)" in out
+    assert not any(c in out for c in RAW_CONTROLS) and "\\x1b]52" in out
+    columns = "custom-columns=WHAT:.what"
+    _, table, _ = run_cli(capsys, "timeline", "default/testvm", "-b", bundle, "-o", columns)
+    assert not any(c in table for c in RAW_CONTROLS) and "\\x1b]52" in table

@@ -12,7 +12,7 @@ subset, never a silent wrong answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,16 +153,26 @@ def _shown(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def evaluate(nodes: Sequence[Node], root: Any, here: Any = _MISSING) -> str:
+def evaluate(
+    nodes: Sequence[Node],
+    root: Any,
+    here: Any = _MISSING,
+    escape: Callable[[str], str] = str,
+) -> str:
+    """The template's text; ``escape`` is applied to each value from the document (evidence
+    is made safe for a terminal), never to the template's own text (a ``{"\\t"}`` stays a
+    tab)."""
     here = root if here is _MISSING else here
     out: list[str] = []
     for node in nodes:
         if isinstance(node, str):
             out.append(node)
         elif isinstance(node, Path):
-            out.append(" ".join(_shown(v) for v in node.values(root, here)))
+            out.append(" ".join(escape(_shown(v)) for v in node.values(root, here)))
         else:
-            out.extend(evaluate(node.body, root, item) for item in node.path.values(root, here))
+            out.extend(
+                evaluate(node.body, root, item, escape) for item in node.path.values(root, here)
+            )
     return "".join(out)
 
 

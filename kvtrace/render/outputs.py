@@ -136,7 +136,7 @@ def _templated(name: str, argument: str, view: View) -> Callable[[Any], str]:
 
     if name == "jsonpath":
         nodes = jsonpath.parse_template(argument)
-        return lambda document: jsonpath.evaluate(nodes, document)
+        return lambda document: jsonpath.evaluate(nodes, document, escape=visible_controls)
     columns = jsonpath.parse_columns(argument)
 
     def table(document: Any) -> str:
@@ -155,7 +155,7 @@ def render(kind: str, report: object, output: str, view: View = PIPED) -> str:
     if equals:
         check_output(kind, output)
         document = OUTPUTS[kind]["json"].function()(report)
-        return visible_controls(_templated(name, argument, view)(document))
+        return _templated(name, argument, view)(document)  # each escapes the evidence it prints
     serialiser = OUTPUTS[kind][output]
     function = serialiser.function()
     if serialiser.writer != "text":
