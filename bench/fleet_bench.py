@@ -63,7 +63,7 @@ def timed(run: Callable[[], list[TaskResult]], repeat: int) -> tuple[list[float]
 
 
 def here(tasks: Sequence[Task]) -> list[TaskResult]:
-    return [run_task(t) for t in tasks]
+    return [r for t in tasks for r in run_task(t)]
 
 
 def on_dask(
@@ -75,7 +75,8 @@ def on_dask(
         started = time.perf_counter() - start
 
         def run() -> list[TaskResult]:
-            return list(client.gather([client.submit(run_task, t, pure=False) for t in tasks]))
+            futures = [client.submit(run_task, t, pure=False) for t in tasks]
+            return [r for results in client.gather(futures) for r in results]
 
         walls, results = timed(run, repeat)
         spread = sorted(len(keys) for keys in client.has_what().values())

@@ -5,6 +5,7 @@ worker processes) the same result as here."""
 from __future__ import annotations
 
 import json
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,46 @@ def test_html_into_a_directory_links_the_slowest_vms_to_their_timeline_pages(
         page = (site / link).read_text(encoding="utf-8")
         assert f"{row['namespace']}/{row['vm']}" in page
     assert "Release comparison" in index and "v1.8.0" in index and "v1.9.0" in index
+
+
+def test_a_directory_of_bundles_is_every_bundle_in_it(capsys):
+    """``check -A --bundle sample-logs``: every sample, each with the findings of its own check."""
+    code, out, err = run_cli(capsys, "check", "-A", "--bundle", str(SAMPLES), "-o", "json")
+    assert code == 3, err
+    bundles = json.loads(out)["status"]["bundles"]
+    names = {b["bundle"].split("#", 1)[1].split("/")[0] for b in bundles}
+    samples = {p.parent.name for p in SAMPLES.glob("*/manifest.json")} | {
+        "must-gather-always-restart"
+    }
+    assert names == samples
+    findings = json.loads(out)["status"]["findings"]
+    for bundle in FAULTS:
+        found = [
+            (f"{f['namespace']}/{f['vm']}", f["rule"], f["why"])
+            for f in findings
+            if f["status"] == "violation" and f["cluster"] == bundle.name
+        ]
+        assert found == _findings(bundle), bundle.name
+
+
+def test_every_bundle_of_an_archive_is_checked(tmp_path, capsys):
+    archive = tmp_path / "two.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in ("fault-phase-regression", "fault-wrong-revision-name"):
+            tar.add(SAMPLES / name, arcname=f"case/{name}")
+    other = SAMPLES / "live-migration"
+    code, out, err = run_cli(
+        capsys, "check", "-A", "--bundle", str(archive), "--bundle", str(other), "-o", "json"
+    )
+    assert code == 3, err
+    status = json.loads(out)["status"]
+    assert [b["bundle"] for b in status["bundles"]] == [
+        f"{archive}#case/fault-phase-regression",
+        f"{archive}#case/fault-wrong-revision-name",
+        str(other),
+    ]
+    rules = {(f["cluster"], f["rule"]) for f in status["findings"] if f["status"] == "violation"}
+    assert rules == {
+        ("fault-phase-regression", "KV-PH-01"),
+        ("fault-wrong-revision-name", "KV-SV-01"),
+    }

@@ -1,16 +1,22 @@
 """Which bundles a fleet check reads: every ``--bundle`` value, a glob expanded (local, or an
 fsspec URL pattern such as ``s3://cases/2026-12-*/bundle.tar.gz``), in the order given, each
-bundle once."""
+bundle once. A local directory holding several bundles is one source per bundle
+(:func:`kvtrace.sources.bundle.bundle_roots`); an archive is one source, whose task reads every
+bundle in it (:func:`kvtrace.sources.bundle.open_bundles`)."""
 
 from __future__ import annotations
 
 import glob as local_glob
 from collections.abc import Sequence
+from pathlib import Path
 
 from kvtrace.errors import InputError
 from kvtrace.fleet.remote import glob as remote_glob
 from kvtrace.fleet.remote import is_url, local_path
 from kvtrace.fleet.results import BundleSource
+from kvtrace.sources.bundle import bundle_roots
+from kvtrace.sources.safety import Limits
+from kvtrace.sources.walk import walk_directory
 
 GLOB_CHARS = frozenset("*?[")
 ONLY_FLEET = ("parquet",)  # -o values only the fleet report has (pandas writes them)
@@ -24,7 +30,13 @@ def is_fleet(bundles: Sequence[str], dask: str | None, output: str) -> bool:
     """Whether ``check`` runs as a fleet check: several bundles or a pattern, Dask, or an
     output only the fleet report has. One plain bundle keeps the single-bundle report."""
     several = len(bundles) > 1 or any(map(is_pattern, bundles))
-    return several or bool(dask) or output in ONLY_FLEET
+    return several or bool(dask) or output in ONLY_FLEET or _holds_several(bundles)
+
+
+def _holds_several(bundles: Sequence[str]) -> bool:
+    """One local directory holding several bundles (an archive is known only once unpacked: its
+    task reads each of its bundles, and a single one says which it holds)."""
+    return len(bundles) == 1 and len(_directory_bundles(bundles[0])) > 1
 
 
 def discover(values: Sequence[str]) -> list[BundleSource]:
@@ -37,11 +49,27 @@ def discover(values: Sequence[str]) -> list[BundleSource]:
 
 def _expand(value: str) -> list[BundleSource]:
     if not is_pattern(value):
-        return [BundleSource(value)]
+        return _bundles_in(value)
     matches = remote_glob(value) if is_url(value) else sorted(local_glob.glob(local_path(value)))
     if not matches:
         raise InputError(
             f"--bundle {value}: the pattern matches no file or directory; check it, and quote "
             "it so that the shell does not expand it first"
         )
-    return [BundleSource(match) for match in matches]
+    return [source for match in matches for source in _bundles_in(match)]
+
+
+def _bundles_in(location: str) -> list[BundleSource]:
+    roots = _directory_bundles(location)
+    if len(roots) <= 1:
+        return [BundleSource(location)]
+    return [BundleSource(location, root) for root in roots]
+
+
+def _directory_bundles(location: str) -> list[str]:
+    """The bundle roots of a local directory (listed, nothing read but the files that mark a
+    layout); none for anything else."""
+    if is_url(location) or not Path(local_path(location)).is_dir():
+        return []
+    tree = walk_directory(Path(local_path(location)), Limits.from_env().max_depth)
+    return bundle_roots(tree)

@@ -24,8 +24,8 @@ CONNECT_TIMEOUT = "20s"
 def run_on_dask(tasks: Sequence[Task], address: str) -> list[TaskResult]:
     with dask_client(address) as client:
         futures = [client.submit(run_task, task, pure=False) for task in tasks]
-        results: list[TaskResult] = client.gather(futures)
-    return results
+        per_task: list[list[TaskResult]] = client.gather(futures)
+    return [result for results in per_task for result in results]
 
 
 def local_workers(address: str) -> int | None:

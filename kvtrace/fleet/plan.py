@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 
 from kvtrace.check.report import Selection
 from kvtrace.fleet.remote import size
@@ -24,9 +25,16 @@ def plan_tasks(
     """Every task, bundle by bundle in the order given. One VM asked for is one task."""
     tasks: list[Task] = []
     for source in sources:
-        count = 1 if selection.name else partitions_for(size(source.location), partition_bytes)
+        count = 1 if selection.name else partitions_for(_size(source), partition_bytes)
         tasks.extend(Task(source, selection, version_flag, i, count) for i in range(count))
     return tasks
+
+
+def _size(source: BundleSource) -> int | None:
+    """A directory's member is its own size; an archive counts whole (its bundles share it)."""
+    if source.member and Path(source.location).is_dir():
+        return size(str(Path(source.location) / source.member))
+    return size(source.location)
 
 
 def partitions_for(bytes_: int | None, partition_bytes: int) -> int:

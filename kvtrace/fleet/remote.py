@@ -17,7 +17,7 @@ from typing import Any
 from kvtrace.errors import InputError, SizeCapExceeded
 from kvtrace.evidence import Evidence
 from kvtrace.fleet.results import BundleSource
-from kvtrace.sources.bundle import open_bundle
+from kvtrace.sources.bundle import open_bundle, open_bundles
 from kvtrace.sources.safety import Limits, temp_space
 from kvtrace.sources.walk import walk_directory
 
@@ -34,23 +34,51 @@ def local_path(location: str) -> str:
 @contextmanager
 def open_source(source: BundleSource) -> Iterator[Evidence]:
     """The evidence of one bundle (its temp space removed on exit)."""
-    limits = Limits.from_env()
-    if not is_url(source.location):
-        with open_local(Path(local_path(source.location)), source.member, limits) as evidence:
+    with open_sources(source) as bundles:
+        for _, evidence in bundles:
             yield evidence
-        return
-    with temp_space() as scratch:
-        copy = fetch(source.location, scratch / "bundle", limits)
-        with open_local(copy, source.member, limits) as evidence:
-            evidence.origin = source.location
-            yield evidence
+            return
+        raise InputError(f"{source.name}: no bundle in it")
 
 
 @contextmanager
-def open_local(path: Path, member: str, limits: Limits) -> Iterator[Evidence]:
-    """A bundle, or the bundle ``member`` (its root) of a directory of several."""
-    with open_bundle(path / member if member else path, limits) as evidence:
-        yield evidence
+def open_sources(source: BundleSource) -> Iterator[Iterator[tuple[str, Evidence]]]:
+    """Every bundle of a source, one at a time, labelled by its root (``.``: the source itself);
+    a member of a directory is that one bundle."""
+    limits = Limits.from_env()
+    if not is_url(source.location):
+        with open_local(Path(local_path(source.location)), source.member, limits) as bundles:
+            yield bundles
+        return
+    with temp_space() as scratch:
+        copy = fetch(source.location, scratch / "bundle", limits)
+        with open_local(copy, source.member, limits) as bundles:
+            yield _renamed(bundles, source.location)
+
+
+def _renamed(
+    bundles: Iterator[tuple[str, Evidence]], origin: str
+) -> Iterator[tuple[str, Evidence]]:
+    for label, evidence in bundles:
+        evidence.origin = origin if label == "." else f"{origin}#{label}"
+        yield label, evidence
+
+
+@contextmanager
+def open_local(path: Path, member: str, limits: Limits) -> Iterator[Iterator[tuple[str, Evidence]]]:
+    """A directory's member is opened alone; an archive's is found among its bundles."""
+    if member and path.is_dir():
+        with open_bundle(path / member, limits) as evidence:
+            yield iter([(".", evidence)])
+        return
+    with open_bundles(path, limits) as bundles:
+        yield bundles if not member else _only(bundles, member)
+
+
+def _only(bundles: Iterator[tuple[str, Evidence]], member: str) -> Iterator[tuple[str, Evidence]]:
+    for label, evidence in bundles:
+        if label == member:
+            yield label, evidence
 
 
 def fetch(url: str, dest: Path, limits: Limits) -> Path:

@@ -24,7 +24,7 @@ def run_fleet(
 
 def run_tasks(tasks: Sequence[Task], dask: str | None) -> list[TaskResult]:
     if dask is None:
-        return [run_task(task) for task in tasks]
+        return [result for task in tasks for result in run_task(task)]
     from kvtrace.fleet.on_dask import run_on_dask
 
     return run_on_dask(tasks, dask)

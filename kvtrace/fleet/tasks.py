@@ -10,7 +10,7 @@ together hold every VM a whole-bundle check holds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -35,16 +35,28 @@ class Task:
     partitions: int = 1
 
 
-def run_task(task: Task) -> TaskResult:
-    """Check one task's VMs; a bundle that cannot be read is a result with ``error`` set (the
-    fleet report counts and names it), never an exception that loses the other bundles."""
-    from kvtrace.fleet.remote import open_source
+def run_task(task: Task) -> list[TaskResult]:
+    """Check one task's VMs in each bundle of its source (an archive may hold several); a
+    source that cannot be read is a result with ``error`` set (the fleet report counts and names
+    it), never an exception that loses the other bundles."""
+    from kvtrace.fleet.remote import open_sources
 
+    results: list[TaskResult] = []
     try:
-        with open_source(task.source) as evidence:
-            return check_evidence(evidence, task)
+        with open_sources(task.source) as bundles:
+            for label, evidence in bundles:
+                results.append(check_evidence(evidence, _labelled(task, label)))
     except KvtraceError as exc:
-        return TaskResult(_unread(task.source), task.partition, task.partitions, error=str(exc))
+        failed = TaskResult(_unread(task.source), task.partition, task.partitions, error=str(exc))
+        results.append(failed)
+    return results
+
+
+def _labelled(task: Task, label: str) -> Task:
+    """The task of one bundle of an archive: its source names the bundle's root."""
+    if label == ".":
+        return task
+    return replace(task, source=BundleSource(task.source.location, label))
 
 
 def check_evidence(evidence: Evidence, task: Task) -> TaskResult:
