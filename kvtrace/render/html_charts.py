@@ -8,6 +8,7 @@ from statistics import median, quantiles
 from typing import Any
 
 from kvtrace.render.html_page import text
+from kvtrace.render.words import count
 
 WIDTH, HEIGHT, LEFT, RIGHT = 440, 84, 12, 20
 NICE = (1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600, 1800, 3600)
@@ -37,7 +38,7 @@ def _scale_max(largest: float) -> int:
 
 
 def distribution_svg(title: str, dist: dict[str, Any]) -> str:
-    caption = f"{text(title)} <small>({dist['count']} VMI)</small>"
+    caption = f"{text(title)} <small>({count(dist['count'], 'VMI')})</small>"
     if not dist["count"]:
         return f'<figure class="latency"><figcaption>{caption}</figcaption><p>no data</p></figure>'
     top = _scale_max(dist["max"])
