@@ -104,7 +104,7 @@ def test_kubevirt_version_flag_switches_constants(capsys):
 def test_a_version_that_names_no_release_is_refused(capsys):
     code, out, err = kvtrace(capsys, *files("vm-2cpu-2gi"), "--kubevirt-version", "v1.12.0")
     assert code == 2 and not out
-    assert "--kubevirt-version v1.12.0 names no KubeVirt release kvtrace knows" in err
+    assert "Invalid value for '--kubevirt-version': 'v1.12.0' names no KubeVirt release" in err
     assert "v0.53.0 … v1.9.0" in err and "Traceback" not in err
 
 

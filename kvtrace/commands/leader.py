@@ -18,7 +18,6 @@ from kvtrace.commands.options import (
 from kvtrace.errors import FindingsPresent, NotFoundError, UsageError
 from kvtrace.render.outputs import write
 from kvtrace.sources.live.settings import ClusterSettings, CollectScope
-from kvtrace.sources.opener import open_evidence
 
 _NAMESPACE_HELP = (
     "Where KubeVirt runs, as in kubectl get lease -n NS (same as --kubevirt-namespace; default: "
@@ -50,6 +49,7 @@ def status_command(
     """
     from kvtrace.leader.lock import kubevirt_namespace
     from kvtrace.leader.status import leader_status
+    from kvtrace.sources.opener import open_evidence
     from kvtrace.timefmt import now
 
     cluster = _install_namespace(namespace, cluster)
@@ -85,6 +85,7 @@ def history_command(
     """
     from kvtrace.leader.history import leader_history, since_moment
     from kvtrace.leader.lock import kubevirt_namespace
+    from kvtrace.sources.opener import open_evidence
     from kvtrace.timefmt import parse_window_bound
 
     cluster = _install_namespace(namespace, cluster)

@@ -21,7 +21,6 @@ from kvtrace.commands.options import (
 from kvtrace.errors import NotFoundError, UsageError
 from kvtrace.render.outputs import write
 from kvtrace.sources.live.settings import ClusterSettings, CollectScope
-from kvtrace.sources.opener import live_namespace, open_evidence
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -64,6 +63,7 @@ def timeline_command(
     A bare VM name is in namespace default; live, in the context's (or the pod's) namespace.
     With -l instead of a name, the one VM whose labels match."""
     from kvtrace.model.engine import AssessedTimeline, assess
+    from kvtrace.sources.opener import live_namespace
     from kvtrace.timefmt import now, window
 
     if vm and selector:
@@ -91,6 +91,8 @@ def _read_named(
     namespace: str | None,
     flag: str | None,
 ) -> Read:
+    from kvtrace.sources.opener import open_evidence
+
     namespace, name = object_key(vm, namespace, "VM")
     scope = CollectScope(namespaces=(namespace,), vms=((namespace, name),))
     try:  # a bundle's objects of other VMs are not decoded
@@ -112,6 +114,7 @@ def _read_selected(
     flag: str | None,
 ) -> Read:
     """``-l``: the one VM of ``namespace`` the selector matches (live, the API selects too)."""
+    from kvtrace.sources.opener import open_evidence
     from kvtrace.sources.selectors import selected_vms
 
     scope = CollectScope(namespaces=(namespace,), vm_selector=selector.text)

@@ -18,7 +18,6 @@ from kvtrace.commands.options import (
 from kvtrace.errors import FindingsPresent, KvtraceError, UsageError
 from kvtrace.render.outputs import write
 from kvtrace.sources.live.settings import ClusterSettings, CollectScope
-from kvtrace.sources.opener import live_namespace, open_evidence
 
 if TYPE_CHECKING:
     from kvtrace.overhead.inputs import VerifyInputs
@@ -64,6 +63,7 @@ def verify_overhead_command(
     Exit 0 when every check holds, 3 on any mismatch, 1 when something could not be read.
     """
     from kvtrace.overhead.settings import SettingFlags
+    from kvtrace.sources.opener import live_namespace, open_evidence
 
     flags = SettingFlags(
         cpu_allocation_ratio,
