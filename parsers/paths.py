@@ -32,6 +32,12 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
         rf"(?:^|/)namespaces/(?P<ns>{_SEG})/pods/(?P<pod>{_SEG})/(?P<c>{_SEG})/{_SEG}/logs/"
         r"(?P<inst>current|previous)(?:\.insecure)?\.log(?:\.gz)?$"
     ),
+    # oc adm inspect rotated kubelet files: .../logs/rotated/<restart>.log.<YYYYMMDD-hhmmss>[.gz]
+    # (or .log.<n>): earlier segments of one container's log; which instance is not said
+    re.compile(
+        rf"(?:^|/)namespaces/(?P<ns>{_SEG})/pods/(?P<pod>{_SEG})/(?P<c>{_SEG})/{_SEG}/logs/"
+        r"rotated/\d+\.log(?:\.[\w-]+)?(?:\.gz)?$"
+    ),
     # must-gather --vm-incident: namespaces/<ns>/core/pods/<pod>/<c>-(current|previous).log
     re.compile(
         rf"(?:^|/)namespaces/(?P<ns>{_SEG})/core/pods/(?P<pod>{_SEG})/(?P<c>{_SEG})-"

@@ -19,6 +19,8 @@ from parsers.paths import source_from_path
 
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _INSPECT_LOG = re.compile(r"^(current|previous)(\.insecure)?\.log(\.gz)?$")
+# kubelet rotation: <restart>.log.<YYYYMMDD-hhmmss>, <restart>.log.<n>, either gzipped
+_ROTATED_LOG = re.compile(r"^\d+\.log(\.\d{8}-\d{6}|\.\d+)?(\.gz)?$")
 _INCIDENT_LOG = re.compile(r"^.+-(current|previous)\.log(\.gz)?$")
 
 
@@ -79,6 +81,8 @@ def _log_route(parts: list[str]) -> Route | None:
         if match:
             replaces = name.replace(".insecure", "") if match.group(2) else None
             return Route("log", prefixed=True, replaces=replaces)
+    if len(parts) == 9 and parts[2] == "pods" and parts[6:8] == ["logs", "rotated"]:
+        return Route("log", prefixed=True) if _ROTATED_LOG.match(name) else None
     if len(parts) == 6 and parts[2:4] == ["core", "pods"] and _INCIDENT_LOG.match(name):
         return Route("log", prefixed=False)
     return None
