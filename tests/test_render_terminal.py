@@ -171,3 +171,29 @@ def test_no_headers_drops_only_the_header_line(capsys):
     _, without, _ = run_cli(capsys, "timeline", "default/testvm", "-b", bundle, "--no-headers")
     assert with_headers.splitlines()[0].startswith("#    TIME (UTC)")
     assert without.splitlines() == with_headers.splitlines()[1:]
+
+
+def test_on_a_terminal_the_command_fits_its_width_in_colour(capsys, monkeypatch):
+    """The whole path: stdout a terminal of 200 columns (COLUMNS), NO_COLOR unset; the term
+    table is 208 wide piped."""
+    monkeypatch.setattr("kvtrace.render.terminal._isatty", lambda stream: True)
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    overhead = SAMPLES / "overhead"
+    args = ["--pod-file", str(overhead / "vm-dedicated-pod.yaml")]
+    args += ["--vmi-file", str(overhead / "vm-dedicated-vmi.yaml")]
+    args += ["--kubevirt-file", str(overhead / "kubevirt.yaml")]
+    code, out, _ = run_cli(capsys, "verify-overhead", *args)
+    plain = SGR.sub("", out).splitlines()
+    terms = plain[plain.index(next(line for line in plain if line.startswith("TERM "))) :][:23]
+    assert code == 0 and all(len(line) <= 200 for line in terms)
+    assert any("…" in line for line in terms)
+    assert any(line.endswith("v1.2.0:services/renderresources.go:307 (GetMemoryOverhead)")
+               for line in terms)  # fmt: skip
+    assert GREEN in out and BOLD in out
+    monkeypatch.setenv("NO_COLOR", "1")
+    _, out, _ = run_cli(capsys, "verify-overhead", *args)
+    assert "\x1b[" not in out and SGR.sub("", out) == out
+    monkeypatch.setattr("kvtrace.render.terminal._isatty", lambda stream: False)
+    _, piped, _ = run_cli(capsys, "verify-overhead", *args)
+    assert max(len(line) for line in piped.splitlines()) > 200 and "…" not in piped

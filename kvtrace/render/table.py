@@ -29,15 +29,17 @@ def table_lines(
     rows: Sequence[Sequence[str]],
     view: View = PIPED,
     styles: Sequence[str] | None = None,
-    shrink: int | None = None,
+    shrink: int | Sequence[int] | None = None,
 ) -> list[Line]:
     """One :class:`Line` per row (``styles[i]`` its style), the header line first unless the
-    view drops headers; the ``shrink`` column is cut to fit ``view.width``."""
+    view drops headers; the ``shrink`` column (or columns, the first cut first) is cut to fit
+    ``view.width``."""
     cells = [[_cell(c) for c in row] for row in rows]
     if shrink is not None and view.width is not None and cells:
-        _fit(list(headers), cells, shrink, view.width)
+        for column in [shrink] if isinstance(shrink, int) else shrink:
+            _fit(list(headers), cells, column, view.width)
     text = tabulate(cells, headers=list(headers), tablefmt="plain", disable_numparse=True)
-    header, *body = text.split("\n") if cells else [text]
+    header, *body = text.split("\n")
     row_styles = list(styles) if styles is not None else [""] * len(body)
     lines = [Line(line, style) for line, style in zip(body, row_styles, strict=True)]
     return [Line(header, HEADER), *lines] if view.headers else lines

@@ -72,8 +72,8 @@ def overhead_table(report: OverheadReport, view: View = PIPED) -> list[Line]:
     shape = overhead_shape
     parts = [plain(shape.header_lines(report))]
     if report.overhead is not None:
-        why = shape.TERM_HEADERS.index("WHY")
-        parts.append(table_lines(shape.TERM_HEADERS, shape.term_rows(report), view, shrink=why))
+        cut = [shape.TERM_HEADERS.index(h) for h in ("WHY", "CONDITION")]  # prose, not values
+        parts.append(table_lines(shape.TERM_HEADERS, shape.term_rows(report), view, shrink=cut))
     rows = shape.check_rows(report)
     styles = [_MARK_STYLES.get(row[0], OPEN) for row in rows]
     note = shape.CHECK_HEADERS.index("NOTE")
