@@ -208,3 +208,34 @@ def test_every_bundle_of_an_archive_is_checked(tmp_path, capsys):
         ("fault-phase-regression", "KV-PH-01"),
         ("fault-wrong-revision-name", "KV-SV-01"),
     }
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--dask", "local:0"], "--dask local:0: write local, local:N"),
+        (["--log", "x.log"], "--log adds to one bundle"),
+        (["-o", "wide"], "-o wide over many bundles"),
+    ],
+)
+def test_fleet_usage_errors_name_the_flag(capsys, extra, message):
+    bundles = ["--bundle", str(FAULTS[0]), "--bundle", str(FAULTS[1])]
+    code, out, err = run_cli(capsys, "check", "-A", *bundles, *extra)
+    assert code == 2 and not out
+    assert message in err
+
+
+def test_parquet_needs_a_file_and_one_file_is_the_vm_table(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    bundle = str(SAMPLES / "live-migration")
+    code, _, err = run_cli(capsys, "check", "-A", "--bundle", bundle, "-o", "parquet")
+    assert code == 2 and "--output-file" in err
+    target = tmp_path / "vms.parquet"
+    code, _, err = run_cli(
+        capsys, "check", "-A", "--bundle", bundle, "-o", "parquet", "--output-file", str(target)
+    )
+    assert code == 0, err
+    vms = pd.read_parquet(target)
+    assert sorted(vms["vm"]) == ["db-primary", "web-cache"]
+    assert set(vms["cluster"]) == {"live-migration"}
