@@ -225,3 +225,12 @@ def test_jsonpath_escapes_the_evidence_not_the_template(tmp_path, capsys):
     columns = "custom-columns=WHAT:.what"
     _, table, _ = run_cli(capsys, "timeline", "default/testvm", "-b", bundle, "-o", columns)
     assert not any(c in table for c in RAW_CONTROLS) and "\\x1b]52" in table
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"), [(5.4, "5s"), (750, "12m30s"), (3720.5, "1h2m0s"), (None, "-")]
+)
+def test_check_latencies_read_as_durations(seconds, shown):
+    from kvtrace.render.check_shape import _seconds
+
+    assert _seconds(seconds) == shown

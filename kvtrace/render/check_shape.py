@@ -10,7 +10,7 @@ from kvtrace.model.rules import ENCODED_VERSION
 from kvtrace.model.verdicts import Verdict
 from kvtrace.render.terminal import BAD, GOOD, OPEN
 from kvtrace.render.verdict_shape import verdict_data
-from kvtrace.render.words import count
+from kvtrace.render.words import count, duration
 from kvtrace.timeline.build import Timeline
 
 HEADERS = [
@@ -68,7 +68,10 @@ def row_style(vm: VMCheck) -> str:
 
 
 def _seconds(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0f}s"
+    """``5s``; past a minute as kubectl writes a duration (``12m30s``, ``1h2m0s``)."""
+    if value is None:
+        return "-"
+    return f"{value:.0f}s" if value < 60 else duration(value)
 
 
 def vm_item(vm: VMCheck) -> dict[str, Any]:
