@@ -239,3 +239,28 @@ def test_parquet_needs_a_file_and_one_file_is_the_vm_table(tmp_path, capsys):
     vms = pd.read_parquet(target)
     assert sorted(vms["vm"]) == ["db-primary", "web-cache"]
     assert set(vms["cluster"]) == {"live-migration"}
+
+
+def test_bundles_at_fsspec_urls_are_read_where_they_are():
+    """A glob of URLs (fsspec's in-memory file system standing in for a bucket): each bundle
+    copied into temp space and read as a local one, with the same findings."""
+    fsspec = pytest.importorskip("fsspec")
+    memory = fsspec.filesystem("memory")
+    for bundle in FAULTS[:2]:
+        memory.put(str(bundle), f"/fleet-test/{bundle.name}", recursive=True)
+    try:
+        results = run_fleet(discover(["memory://fleet-test/*"]), ALL)
+    finally:
+        memory.rm("/fleet-test", recursive=True)
+    assert [r.identity.bundle for r in results] == [
+        f"memory://fleet-test/{b.name}" for b in FAULTS[:2]
+    ]
+    for result, bundle in zip(results, FAULTS[:2], strict=True):
+        assert not result.error
+        assert result.identity.cluster == bundle.name
+        found = [
+            (f"{f.namespace}/{f.vm}", f.rule, f.why)
+            for f in result.findings
+            if f.status == "violation"
+        ]
+        assert found == _findings(bundle)

@@ -139,5 +139,4 @@ def _local_size(path: Path) -> int | None:
 def glob(pattern: str) -> list[str]:
     """The URLs a remote glob matches, sorted, with their protocol."""
     fs, path = _filesystem(pattern)
-    scheme = pattern.partition("://")[0]
-    return sorted(f"{scheme}://{found}" for found in fs.glob(path))
+    return sorted(str(fs.unstrip_protocol(found)) for found in fs.glob(path))
