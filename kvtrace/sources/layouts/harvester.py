@@ -10,7 +10,7 @@ timestamp prefix unless the collector asked for one (sniffed per line).
 
 from __future__ import annotations
 
-from kvtrace.evidence import LEASE, Evidence
+from kvtrace.evidence import LEASE, REVISION, Evidence
 from kvtrace.sources.builder import EvidenceBuilder, parse_instant
 from kvtrace.sources.layouts.inspect import files_under
 from kvtrace.sources.layouts.mustgather import note_missing_controller_logs
@@ -24,9 +24,8 @@ METADATA = "metadata.yaml"
 _SCOPES = ("namespaced", "cluster")
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
-HARVESTER_GAPS = (
-    "a Harvester support bundle holds each container's current log only (no previous instance)",
-    "a Harvester support bundle holds no ControllerRevisions unless its collector lists them",
+HARVESTER_GAP = (
+    "a Harvester support bundle holds each container's current log only (no previous instance)"
 )
 
 
@@ -49,9 +48,11 @@ def read_harvester(builder: EvidenceBuilder, root: str) -> Evidence:
             _add_yaml(builder, relative, parts[-1])
         elif parts[0] == "logs" and len(parts) == 4 and parts[3].endswith(".log"):
             builder.add_log(relative, source_from_path(relative), prefixed=None)
-    if not builder.index.by_kind().get(LEASE):
-        builder.missing.append("this Harvester support bundle holds no virt-controller Lease")
-    builder.missing.extend(HARVESTER_GAPS)
+    present = builder.index.by_kind()
+    for kind in (LEASE, REVISION):
+        if not present.get(kind):
+            builder.missing.append(f"this Harvester support bundle holds no {kind} objects")
+    builder.missing.append(HARVESTER_GAP)
     note_missing_controller_logs(builder)
     return builder.build("harvester", "full")
 
