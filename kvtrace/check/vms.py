@@ -25,8 +25,9 @@ def check_scopes(
     reports: list[SourceReport],
     keep: bool,
 ) -> list[VMCheck]:
-    """Assemble and assess every VM that has objects or log rows."""
-    keys = sorted(k for k in router.scopes if k in rows or router.scopes[k].vm is not None)
+    """Assemble and assess every VM (or VMI with no VM) that has objects or log rows."""
+    scopes = router.scopes
+    keys = sorted(k for k in scopes if k in rows or scopes[k].vm is not None or scopes[k].vmis)
     return [
         check_one(evidence, router.scopes[k], rows.get(k, []) + leader_rows, reports, keep)
         for k in keys

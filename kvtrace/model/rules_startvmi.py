@@ -10,7 +10,7 @@ from typing import Any
 
 from kvtrace.model.facts import FINAL, Facts, Incarnation
 from kvtrace.model.verdicts import Finding, explained, unverifiable, violated
-from kvtrace.timeline.vmscope import START_REVISION, mapping_at
+from kvtrace.timeline.vmscope import START_REVISION, controller_refs, mapping_at
 from parsers.timestamps import parse_time
 
 VM_FINALIZER = "kubevirt.io/virtualMachineControllerFinalize"
@@ -32,8 +32,25 @@ def _meta(body: dict[str, Any]) -> dict[str, Any]:
 
 def _vmis(facts: Facts) -> list[Incarnation]:
     """The incarnations whose VMI object is whole enough to judge: one the API server returns
-    always has a ``spec`` and a ``status`` mapping (startVMI writes both before the create)."""
-    return [inc for inc in facts.incarnations if inc.vmi is not None and _whole(inc.vmi)]
+    always has a ``spec`` and a ``status`` mapping (startVMI writes both before the create).
+    Only VMIs the VM controller made are judged: not one a VirtualMachineInstanceReplicaSet
+    owns (replicaset.go:309), nor a user's VMI with no owner and no VM."""
+    return [
+        inc
+        for inc in facts.incarnations
+        if inc.vmi is not None and _whole(inc.vmi) and _of_vm_controller(facts, inc.vmi.body)
+    ]
+
+
+def _others_vmis(facts: Facts) -> bool:
+    """Every VMI object of the scope was made by another controller (or a user)."""
+    vmis = [inc.vmi for inc in facts.incarnations if inc.vmi is not None]
+    return bool(vmis) and not any(_of_vm_controller(facts, v.body) for v in vmis)
+
+
+def _of_vm_controller(facts: Facts, body: dict[str, Any]) -> bool:
+    kinds = {kind for kind, _, _ in controller_refs(body)}
+    return "VirtualMachine" in kinds if kinds else facts.vm is not None
 
 
 def _whole(obj: Any) -> bool:
@@ -58,7 +75,7 @@ def _missing_vmis(facts: Facts) -> Iterator[Finding]:
             "API has both): a truncated or edited object, not judged",
             *_row_of(facts, inc),
         )
-    if not _vmis(facts) and not partial:
+    if not _vmis(facts) and not partial and not _others_vmis(facts):
         yield unverifiable("no VMI object in the evidence (a deleted VMI leaves only log lines)")
 
 
@@ -184,6 +201,8 @@ def _metadata_problems(inc: Incarnation, vm_uid: str | None) -> list[str]:
 
 def firmware_uuid(facts: Facts) -> Iterator[Finding]:
     vm = facts.vm
+    if vm is None and _others_vmis(facts):
+        return  # no VM, and its VMIs are another controller's: nothing startVMI made
     if vm is None:
         yield unverifiable("no VM object: the template's firmware UUID is unknown")
         return

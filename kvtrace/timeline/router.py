@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from kvtrace.evidence import VM, Evidence, KubeObject, LogStream
+from kvtrace.evidence import VM, VMI, Evidence, KubeObject, LogStream
 from kvtrace.timeline import catalog
 from kvtrace.timeline.log_rows import (
     LineDedup,
@@ -22,7 +22,7 @@ from kvtrace.timeline.log_rows import (
     stream_order,
 )
 from kvtrace.timeline.rows import TimelineRow
-from kvtrace.timeline.vmscope import VMScope, build_scope
+from kvtrace.timeline.vmscope import VMScope, build_scope, vmi_only_keys
 from parsers.logstream import LogParser
 from parsers.records import DUPLICATE, RECORD, LogRecord
 
@@ -104,12 +104,21 @@ def router_for(
     router = Router({}, evidence, discover=discover, namespaces=namespaces)
     vms = evidence.of_kind(VM)
     keys = {(o.namespace or "default", o.name) for o in vms if keep is None or keep(o)}
+    keys |= _vmi_only(evidence, keep)
     if only is not None:
         keys = {only}
     for key in sorted(keys):
         if namespaces is None or key[0] in namespaces:
             router.index(key, build_scope(evidence, *key))
     return router
+
+
+def _vmi_only(evidence: Evidence, keep: Callable[[KubeObject], bool] | None) -> set[VMKey]:
+    """VMIs with no VM (a replica set's, a user's): each is checked as a scope of its own."""
+    keys = vmi_only_keys(evidence)
+    if keep is None:
+        return keys
+    return {(o.namespace or "default", o.name) for o in evidence.of_kind(VMI) if keep(o)} & keys
 
 
 @dataclass

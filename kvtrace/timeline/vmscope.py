@@ -26,6 +26,7 @@ from kvtrace.evidence import (
     VM,
     VMI,
     VMIM,
+    VMIRS,
     Evidence,
     KubeObject,
 )
@@ -101,7 +102,58 @@ def build_scope(evidence: Evidence, namespace: str, name: str) -> VMScope:
     scope.snapshots = _snapshots_of(evidence, scope)
     scope.events = _events_of(evidence, scope)
     scope.vmi_uids = _incarnation_uids(scope)
+    scope.events += _replica_set_events(evidence, scope)
     return scope
+
+
+def vmi_only_keys(evidence: Evidence) -> set[tuple[str, str]]:
+    """VMIs with no VM: owned by a VirtualMachineInstanceReplicaSet, or a user's own VMI. Each
+    is a scope of its own (a VM's VMI is in its VM's scope, even with the VM object gone)."""
+    vms = {(o.namespace or "default", o.name) for o in evidence.of_kind(VM)}
+    keys = set()
+    for vmi in evidence.of_kind(VMI):
+        key = (vmi.namespace or "default", vmi.name)
+        if key not in vms and VM not in {kind for kind, _, _ in controller_refs(vmi.body)}:
+            keys.add(key)
+    return keys
+
+
+def controller_refs(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(kind, name, uid) of the controller ownerReference (of every one when none is marked)."""
+    refs = [
+        r for r in mapping_at(body, "metadata").get("ownerReferences") or [] if isinstance(r, dict)
+    ]
+    chosen = [r for r in refs if r.get("controller")] or refs
+    return [
+        (str(r.get("kind") or ""), str(r.get("name") or ""), str(r.get("uid") or ""))
+        for r in chosen
+    ]
+
+
+def _replica_set_events(evidence: Evidence, scope: VMScope) -> list[KubeObject]:
+    """The owning replica set's Events about this VMI: it names the VMI it created by name and
+    the one it deleted by uid (replicaset.go:290, 317, 793 at v1.9.0)."""
+    owners = {
+        (name, uid)
+        for vmi in scope.vmis
+        for kind, name, uid in controller_refs(vmi.body)
+        if kind == VMIRS
+    }
+    if not owners:
+        return []
+    keys: list[tuple[str, ...]] = [("uid", uid) for _, uid in sorted(owners) if uid]
+    keys += [("involved", scope.namespace, VMIRS, name) for name, _ in sorted(owners)]
+    words = {scope.name, *scope.vmi_uids}
+    known = {id(e) for e in scope.events}
+    found = []
+    for event in _index(evidence).candidates(EVENT, *keys):
+        involved = mapping_at(event.body, "involvedObject")
+        if involved.get("kind") != VMIRS or id(event) in known:
+            continue
+        said = set(re.findall(r"[\w.-]+", str(event.body.get("message") or "")))
+        if said & words:
+            found.append(event)
+    return found
 
 
 def _newest(objects: list[KubeObject]) -> KubeObject | None:
