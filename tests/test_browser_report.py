@@ -183,3 +183,28 @@ def test_no_label_is_drawn_over_another(tmp_path, artifacts):
     overlaps = re.search(r'data-label-overlaps="(\d+)"', dom)
     assert overlaps and int(overlaps.group(1)) > 0
     screenshot(tmp_path, page.as_uri(), artifacts / "timeline-snapshot-restore.png")
+
+
+def test_a_long_pod_name_stops_before_the_plot(tmp_path):
+    """A VM named with 60 characters (a launcher pod of 74): its lane labels are cut with an
+    ellipsis before the plot, so no lane name runs over the marks."""
+    from kvsim.bundle import write_bundle
+    from kvsim.cluster import Cluster
+    from kvsim.kernel import SECOND
+    from kvsim.timefmt import from_iso
+
+    start = from_iso("2026-11-28T00:40:00Z")
+    cluster = Cluster("long-names", start)
+    name = "a-virtual-machine-whose-name-is-as-long-as-kubernetes-allows"
+    cluster.create_vm(start + 10 * SECOND, name)
+    root = write_bundle(cluster.capture(start + 90 * SECOND), tmp_path / "bundle")
+    page = tmp_path / "long.html"
+    argv = ["timeline", f"default/{name}", "-b", str(root), "-o", "html"]
+    assert run([*argv, "--output-file", str(page)]) == 0
+    dom, log = dump_dom(tmp_path, page)
+    assert_loaded_cleanly(dom, log)
+    lanes = re.findall(r'class="lane-label">([^<]*)<title>([^<]*)</title>', dom)
+    (shown, key), *_ = [(shown, key) for shown, key in lanes if key.startswith("pod:")]
+    assert shown.endswith("\u2026") and key.startswith("pod:" + shown[:-1]), lanes
+    assert all(not s.endswith("\u2026") for s, k in lanes if not k.startswith("pod:"))
+    assert 'data-label-overlaps="0"' in dom

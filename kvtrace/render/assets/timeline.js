@@ -25,6 +25,17 @@
     return node;
   }
 
+  // A lane's name cut with an ellipsis so it ends before the plot (its full key is the title).
+  function fitText(node, text, room) {
+    node.textContent = text;
+    if (!node.getComputedTextLength || node.getComputedTextLength() <= room) { return; }
+    var keep = text.length;
+    while (keep > 1 && node.getComputedTextLength() > room) {
+      keep -= 1;
+      node.textContent = text.slice(0, keep) + "\u2026";
+    }
+  }
+
   function pad(n, width) { var s = String(n); while (s.length < width) { s = "0" + s; } return s; }
 
   function clock(us, step) {
@@ -129,7 +140,7 @@
       var info = self.lanes[key];
       var band = svg("rect", { x: 0, y: info.y, height: LANE_H, "class": "lane-band " + (i % 2 ? "odd" : "even") }, labels);
       var label = svg("text", { x: 14, y: info.y + 17, "class": "lane-label" }, labels);
-      label.textContent = info.lane.label;
+      fitText(label, info.lane.label, LABEL_W - 22);
       svg("title", {}, label).textContent = info.lane.key;
       return band;
     });
@@ -241,7 +252,7 @@
   };
 
   Chart.prototype.selfCheck = function () {
-    this.root.setAttribute("data-label-overlaps", String(overlaps(visibleLabels(this.svg))));
+    this.root.setAttribute("data-label-overlaps", String(overlaps(visibleBoxes(this.svg, this.width))));
   };
 
   // Labels in the order they win a place: the segment's date, the fold, the spans, the ticks.
@@ -271,20 +282,23 @@
     });
   };
 
-  function visibleLabels(svgNode) {
+  // The visible part of each shown label: a plot label clipped to the plot, a lane's whole.
+  function visibleBoxes(svgNode, right) {
     var out = [];
-    LABEL_CLASSES.forEach(function (cls) {
+    LABEL_CLASSES.concat(["lane-label"]).forEach(function (cls) {
       Array.prototype.forEach.call(svgNode.getElementsByClassName(cls), function (node) {
-        if (node.style.display !== "none") { out.push(node); }
+        if (node.style.display === "none") { return; }
+        var box = labelBox(node);
+        if (cls !== "lane-label") { box.x0 = Math.max(box.x0, LABEL_W); box.x1 = Math.min(box.x1, right); }
+        if (box.x1 > box.x0) { out.push(box); }
       });
     });
     return out;
   }
 
-  // A check the page makes of itself (and the browser test reads): visible labels that overlap
-  // inside the plot, counted from their boxes, independently of how declutter chose.
-  function overlaps(nodes) {
-    var boxes = nodes.map(labelBox).filter(function (b) { return b.x1 > LABEL_W && b.x1 > b.x0; });
+  // A check the page makes of itself (and the browser test reads): shown labels that overlap,
+  // counted from their boxes, independently of how declutter chose.
+  function overlaps(boxes) {
     var found = 0;
     boxes.forEach(function (a, i) {
       boxes.slice(i + 1).forEach(function (b) {
