@@ -137,9 +137,13 @@ def test_cluster_and_user_choose_other_kubeconfig_entries(apiserver, capsys, tmp
 def test_an_unknown_cluster_or_user_lists_the_known_ones(apiserver, capsys, tmp_path):
     kubeconfig = str(_two_of_each(apiserver, tmp_path))
     code, _, err = kvtrace(capsys, "check", "--kubeconfig", kubeconfig, "--cluster", "nope")
-    assert code == 2 and "--cluster 'nope': no such cluster" in err and "'broken', 'good'" in err
+    assert (
+        code == 2
+        and "--cluster 'nope': no such cluster" in err
+        and "(clusters: broken, good)" in err
+    )
     code, _, err = kvtrace(capsys, "check", "--kubeconfig", kubeconfig, "--user", "nope")
-    assert code == 2 and "(users: 'reader', 'stale')" in err
+    assert code == 2 and "(users: reader, stale)" in err
     assert apiserver.requests == []
 
 

@@ -256,7 +256,7 @@ def _no_cluster_message(settings: ClusterSettings, paths: str) -> str:
     if settings.kubeconfig:
         return f"--kubeconfig {paths}: no such file"
     where = "$KUBECONFIG" if os.environ.get("KUBECONFIG") else "~/.kube/config ($KUBECONFIG unset)"
-    return f"no kubeconfig at {where}, no --server, and not running in a pod"
+    return f"no kubeconfig at {where} and not running in a pod (or give --server URL --token T)"
 
 
 def _load_kubeconfig(
@@ -298,7 +298,7 @@ def _override(
             continue
         names = sorted(str(entry["name"]) for entry in config.get(section) or [])
         if wanted not in names:
-            listed = ", ".join(shown(n) for n in names) or "none"
+            listed = ", ".join(names) or "none"  # the user's own kubeconfig: shown as written
             raise UsageError(
                 f"{flag} {shown(wanted)}: no such {section[:-1]} in kubeconfig {paths} "
                 f"({section}: {listed})"
@@ -325,7 +325,7 @@ def _chosen_context(
         return contexts[wanted]
     if settings.context is None:
         raise ClusterError(f"kubeconfig {paths} has no current-context; pass --context NAME")
-    names = ", ".join(sorted(shown(n) for n in contexts)) or "none"
+    names = ", ".join(sorted(contexts)) or "none"
     raise UsageError(f"no context {settings.context!r} in kubeconfig {paths} (contexts: {names})")
 
 
