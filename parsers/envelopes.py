@@ -199,6 +199,18 @@ def _loki_text(line_no: int, raw: bytes, skips: Counter[str]) -> Iterator[Envelo
     )
 
 
+def _record_in(line_no: int, line: str) -> EnvelopeLine | None:
+    if not line.startswith('{"') or '"kubernetes"' not in line:
+        return None
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(record, dict) or _shape_of(record) not in (OPENSHIFT, ECS):
+        return None
+    return _kubernetes_record(line_no, record, _shape_of(record) or OPENSHIFT)
+
+
 def _unquote(value: str) -> str:
     if "\\" not in value:
         return value
@@ -212,8 +224,22 @@ def _unquote(value: str) -> str:
 def _labelled(
     line_no: int, line: str, time: str | None, labels: dict[str, Any], shape: str
 ) -> EnvelopeLine | None:
+    """A Loki entry; when its line is itself a ViaQ or ECS record (a LokiStack of OpenShift
+    Logging stores whole records), the record's line, pod and time, the labels filling gaps."""
     if not line.strip():
         return None
+    inner = _record_in(line_no, line)
+    if inner is not None:
+        return EnvelopeLine(
+            line_no,
+            inner.text,
+            inner.time or time,
+            inner.pod or _first(labels, _POD_KEYS),
+            inner.namespace or _first(labels, _NAMESPACE_KEYS),
+            inner.container or _first(labels, _CONTAINER_KEYS),
+            inner.restart,
+            f"{shape}+{inner.shape}",
+        )
     return EnvelopeLine(
         line_no,
         line,

@@ -122,6 +122,28 @@ def loki_jsonl(lines: list[ContainerLine]) -> str:
     )
 
 
+def lokistack_jsonl(lines: list[ContainerLine]) -> str:
+    """``logcli --output=jsonl`` from an OpenShift Logging LokiStack: each Loki line is a whole
+    ViaQ record, the stream labels the LokiStack's ``kubernetes_*`` ones."""
+    return "".join(
+        _go_json(
+            {
+                "labels": {
+                    "kubernetes_container_name": line.container,
+                    "kubernetes_host": line.node,
+                    "kubernetes_namespace_name": line.namespace,
+                    "kubernetes_pod_name": line.pod,
+                    "log_type": "infrastructure",
+                },
+                "line": json.dumps(viaq_record(line), separators=(",", ":")),
+                "timestamp": line.time,
+            }
+        )
+        + "\n"
+        for line in reversed(lines)
+    )
+
+
 def loki_default(lines: list[ContainerLine]) -> str:
     """``logcli query --output=default`` to a file: second-resolution stamps, the labels that
     are not common to every stream (the common ones go to stderr), padded to one width."""
@@ -308,6 +330,7 @@ def _resource_logs(group: list[ContainerLine]) -> dict[str, Any]:
 ENVELOPES: dict[str, Callable[[list[ContainerLine]], str]] = {
     "loki.jsonl": loki_jsonl,
     "loki-default.txt": loki_default,
+    "lokistack-viaq.jsonl": lokistack_jsonl,
     "viaq.ndjson": viaq_ndjson,
     "viaq-structured.ndjson": lambda lines: viaq_ndjson(lines, structured=True),
     "es-search-viaq.json": lambda lines: es_search_response(lines, viaq_record),

@@ -12,6 +12,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kvtrace.sources.bundle import open_bundle, open_logs
 from parsers.envelopes import (
@@ -24,6 +26,7 @@ from parsers.envelopes import (
     NO_LINE,
     OPENSHIFT,
     OTLP,
+    read_document,
     read_lines,
     sniff_envelope,
 )
@@ -210,3 +213,17 @@ def test_ecs_record_gives_its_pod_and_a_bulk_body_counts_its_action_lines():
         (line.pod, line.container, line.namespace, ECS) for line in lines
     ]
     assert skips == Counter({BULK_ACTION: 2})
+
+
+@given(st.lists(st.binary(max_size=200), max_size=20))
+def test_envelope_parsing_never_raises_on_any_bytes(lines):
+    """Any bytes: no exception, and every line handed on has text (never an empty record)."""
+    for found in (read_lines(lines, Counter()), read_document(b"\n".join(lines), Counter())):
+        assert all(entry.text.strip() for entry in found)
+
+
+@given(st.text(max_size=80))
+def test_a_record_without_envelope_keys_is_counted_not_read(text):
+    skips: Counter[str] = Counter()
+    line = json.dumps({"msg": text, "level": "info"}).encode()
+    assert list(read_lines([line], skips)) == [] and sum(skips.values()) == 1
