@@ -169,3 +169,28 @@ def test_vm_filter_keeps_the_pool_of_the_vm_and_the_snapshots_of_the_vm(tmp_path
         server.stop()
     assert all(counts(manifest_of(tmp_path / "vm-0"))[k] >= 1 for k in SNAPSHOT_KINDS)
     assert all(counts(manifest_of(tmp_path / "vm-9"))[k] == 0 for k in SNAPSHOT_KINDS)
+
+
+def test_a_replica_sets_vmi_round_trips_and_keeps_its_replica_set(tmp_path, capsys):
+    """kvsim's replicaset history served live: the VMIRS is collected (also with ``--vm`` of one
+    of its VMIs, which it owns) and the VMI's own timeline is the bundle's."""
+    from kvsim.bundle import write_bundle
+    from kvsim.pool_histories import replicaset
+
+    capture = replicaset(0).capture()
+    source = write_bundle(capture, tmp_path / "source")
+    name = sorted(v["metadata"]["name"] for v in capture.objects["VirtualMachineInstance"])[0]
+    server = serve(tmp_path / "s", source)
+    try:
+        assert collect(capsys, server, tmp_path / "all")[0] == 0
+        assert collect(capsys, server, tmp_path / "one", "--vm", name)[0] == 0
+    finally:
+        server.stop()
+    assert counts(manifest_of(tmp_path / "all"))["VirtualMachineInstanceReplicaSet"] == 1
+    one = counts(manifest_of(tmp_path / "one"))
+    assert one["VirtualMachineInstanceReplicaSet"] == 1 and one["VirtualMachineInstance"] == 1
+    vmi = f"default/{name}"
+    expected = normalised(timeline(capsys, vmi, source))
+    assert normalised(timeline(capsys, vmi, tmp_path / "all")) == expected
+    assert normalised(timeline(capsys, vmi, tmp_path / "one")) == expected
+    assert any(i["source"] == "Event/VirtualMachineInstanceReplicaSet" for i in expected["items"])
