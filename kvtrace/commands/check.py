@@ -24,7 +24,6 @@ from kvtrace.errors import FindingsPresent, UsageError
 from kvtrace.model.verdicts import SEVERITIES
 from kvtrace.render.outputs import DRAWS_TIMELINES, write
 from kvtrace.sources.live.settings import ClusterSettings, CollectScope
-from kvtrace.sources.opener import live_namespace, open_evidence
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -84,6 +83,7 @@ def check_command(
     """Check every step of each VM's timeline against the built-in model of virt-controller."""
     from kvtrace.check.run import run_check
     from kvtrace.fleet.discover import is_fleet
+    from kvtrace.sources.opener import live_namespace, open_evidence
 
     if is_fleet(bundles, dask, output):  # many bundles: one fleet report (kvtrace.fleet)
         from kvtrace.fleet.command import fleet_check
