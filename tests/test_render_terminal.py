@@ -128,12 +128,14 @@ def test_no_colour_when_piped_and_colour_when_forced(capsys, monkeypatch):
 # -- check on a fleet ------------------------------------------------------------------------
 
 
-def _fleet(clean_vms: int):
+def _fleet(clean_vms: int, open_vms: int = 0):
     """A real violating VM among ``clean_vms`` copies of a real VM whose every step is
-    explained (each under its own name)."""
+    explained and ``open_vms`` copies of one with open questions only (a Halted VM with no
+    lines), each under its own name."""
     violating = _check("fault-phase-regression")
-    clean = next(vm for vm in _check("always-restart").vms if vm.key[1] == "testvm")
-    vms = [replace(clean, key=("fleet", f"vm-{i:05d}")) for i in range(clean_vms)]
+    sample = {vm.key[1]: vm for vm in _check("always-restart").vms}
+    vms = [replace(sample["testvm"], key=("fleet", f"vm-{i:05d}")) for i in range(clean_vms)]
+    vms += [replace(sample["other-vm"], key=("idle", f"vm-{i:05d}")) for i in range(open_vms)]
     return replace(violating, vms=[*vms, *violating.vms])
 
 
@@ -199,3 +201,16 @@ def test_on_a_terminal_the_command_fits_its_width_in_colour(capsys, monkeypatch)
     lines = piped.splitlines()
     whole = lines[lines.index(next(line for line in lines if line.startswith("TERM "))) :][:23]
     assert max(len(line) for line in whole) > 200 and not any("…" in line for line in whole)
+
+
+def test_many_vms_with_open_questions_only_are_counted_by_rule():
+    report = _fleet(100, open_vms=30)
+    lines = render("check", report, "table").splitlines()
+    assert [line.split()[0] for line in lines[1:2]] == ["default/api-server"]
+    assert not any(line.startswith(("idle/", "fleet/")) for line in lines)
+    (questions,) = [line for line in lines if line.startswith("? 30 VMs with open questions")]
+    assert "(30 VMs)" in questions and "KV-" in questions
+    assert "100 VMs not listed: every step explained (-o wide lists every VM)" in lines
+    few = render("check", _fleet(100, open_vms=3), "table").splitlines()
+    assert sum(line.startswith("idle/") for line in few) == 3
+    assert not any(line.startswith("? ") for line in few)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from kvtrace import __version__
@@ -47,13 +48,23 @@ def ordered(report: CheckReport) -> list[VMCheck]:
     return sorted(report.vms, key=lambda vm: (-len(vm.assessment.violations()), vm.key))
 
 
+QUESTIONS_LISTED = 20  # past this many VMs with open questions only, they are counted by rule
+
+
 def listed(report: CheckReport, every: bool = False) -> list[VMCheck]:
     """The VMs a table lists: all of them with ``every`` (``-o wide``) or when one VM was
-    asked for; else only those with a violation or an open question (the rest are counted in
-    one summary line), so a fleet's one violation is not lost among thousands of clean rows."""
+    asked for; else every VM with a violation, and those with open questions only while they
+    are few (``QUESTIONS_LISTED``). The rest are counted in one line each, so a fleet's one
+    violation is not lost among thousands of rows."""
     if every or report.selection.name:
         return ordered(report)
-    return [vm for vm in ordered(report) if has_findings(vm)]
+    violating = [vm for vm in ordered(report) if vm.assessment.violations()]
+    questions = [vm for vm in ordered(report) if _questions_only(vm)]
+    return violating + (questions if len(questions) <= QUESTIONS_LISTED else [])
+
+
+def _questions_only(vm: VMCheck) -> bool:
+    return has_findings(vm) and not vm.assessment.violations()
 
 
 def has_findings(vm: VMCheck) -> bool:
@@ -184,12 +195,28 @@ def headline(report: CheckReport) -> str:
     )
 
 
-def clean_line(report: CheckReport, shown: list[VMCheck]) -> str | None:
-    """One line for the VMs the table leaves out (every step explained)."""
-    hidden = len(report.vms) - len(shown)
-    if not hidden:
-        return None
-    return f"{count(hidden, 'VM')} not listed: every step explained (-o wide lists every VM)"
+def unlisted_lines(report: CheckReport, shown: list[VMCheck]) -> list[str]:
+    """One line for the VMs with open questions only that the table leaves out (with their
+    most frequent rules), one for those whose every step is explained."""
+    listed_keys = {vm.key for vm in shown}
+    hidden = [vm for vm in report.vms if vm.key not in listed_keys]
+    questions = [vm for vm in hidden if _questions_only(vm)]
+    clean = len(hidden) - len(questions)
+    lines = []
+    if questions:
+        rules = Counter(
+            r for vm in questions for r in {v.rule for v in vm.assessment.unverifiable()}
+        )
+        top = ", ".join(f"{rule} ({count(n, 'VM')})" for rule, n in rules.most_common(5))
+        lines.append(
+            f"? {count(len(questions), 'VM')} with open questions only, not listed: {top} "
+            "(-o wide lists every VM)"
+        )
+    if clean:
+        lines.append(
+            f"{count(clean, 'VM')} not listed: every step explained (-o wide lists every VM)"
+        )
+    return lines
 
 
 def document(report: CheckReport) -> dict[str, Any]:

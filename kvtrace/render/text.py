@@ -59,8 +59,8 @@ def check_table(report: CheckReport, view: View = PIPED, wide: bool = False) -> 
         styles = [check_shape.row_style(vm) for vm in vms]
         parts.append(table_lines(headers, rows, view, styles, len(headers) - 1 if wide else None))
     parts.append(marked(check_shape.violation_lines(report)))
-    clean = check_shape.clean_line(report, vms)
-    parts.append(plain([*([clean] if clean else []), *check_shape.summary_lines(report)]))
+    unlisted = marked(check_shape.unlisted_lines(report, vms))
+    parts.append([*unlisted, *plain(check_shape.summary_lines(report))])
     return _blocks(parts)
 
 
