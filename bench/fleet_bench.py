@@ -16,7 +16,9 @@ runs of the same tasks (one per bundle), each timed ``--repeat`` times, best and
 
 Overhead per bundle = (dask 1 worker − here) / bundles: what a task pays for the scheduler,
 pickling the task and its result, and a worker process with its own imports. The machine's
-``uptime`` is printed before and after (it is shared: the figures move with its load). The
+``uptime`` is printed before and after, and for each Dask run the CPU seconds the workers used
+and the share of their cores they got (CPU / (wall x workers)): on a shared machine a speed-up
+below 2 with a share well below 100 % is the load of others, not the check. The
 results of the four runs are checked equal, as tests/test_fleet.py checks them.
 """
 
@@ -74,13 +76,24 @@ def on_dask(
         client.run(_warm)  # every worker up, with kvtrace imported and its catalogs read
         started = time.perf_counter() - start
 
+        cpu: list[float] = []
+
         def run() -> list[TaskResult]:
+            before = client.run(time.process_time)
             futures = [client.submit(run_task, t, pure=False) for t in tasks]
-            return [r for results in client.gather(futures) for r in results]
+            results = [r for results in client.gather(futures) for r in results]
+            after = client.run(time.process_time)
+            cpu.append(sum(after[w] - before[w] for w in after))
+            return results
 
         walls, results = timed(run, repeat)
         spread = sorted(len(keys) for keys in client.has_what().values())
-    print(f"dask {workers} worker(s): tasks held per worker after the last run: {spread}")
+    share = [c / (w * workers) for c, w in zip(cpu, walls, strict=True)]
+    print(
+        f"dask {workers} worker(s): tasks per worker {spread}; worker CPU per run "
+        f"{', '.join(f'{c:.2f}' for c in cpu)} s; share of {workers} core(s) they got: "
+        f"{', '.join(f'{s:.0%}' for s in share)}"
+    )
     return started, walls, results
 
 
