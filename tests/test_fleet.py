@@ -5,6 +5,8 @@ worker processes) the same result as here."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 
 from kvtrace.check.report import Selection
 from kvtrace.fleet.discover import discover
+from kvtrace.fleet.html import fleet_html
 from kvtrace.fleet.plan import plan_tasks
 from kvtrace.fleet.report import fleet_report
 from kvtrace.fleet.run import run_fleet
@@ -265,3 +268,26 @@ def test_bundles_at_fsspec_urls_are_read_where_they_are():
             if f.status == "violation"
         ]
         assert found == _findings(bundle)
+
+
+def test_one_bundle_imports_no_pandas_nor_dask():
+    """The single-bundle check is as before: the fleet's heavy libraries stay unloaded."""
+    script = (
+        "import sys; from kvtrace.cli import run; "
+        f"run(['check', '-A', '--bundle', {str(SAMPLES / 'live-migration')!r}]); "
+        "print(sorted(m for m in ('pandas', 'distributed', 'fsspec', 'pyarrow') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_html_page_escapes_what_the_evidence_wrote(fleet):
+    report = fleet_report(run_fleet(discover([str(fleet[0])]), ALL), ALL)
+    hostile = "<script>alert(1)</script>"
+    for row in report.tables["bundles"] + report.summaries["slowest"]:
+        row["cluster"] = hostile
+    page = fleet_html(report)
+    assert hostile not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
