@@ -173,7 +173,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 # Cobra's shell-completion directives, which kubectl reads from a plugin's completion program
-_COBRA_DEFAULT, _COBRA_NO_FILES, _COBRA_DIRS = 0, 4, 16
+_COBRA_DEFAULT, _COBRA_NO_SPACE, _COBRA_NO_FILES, _COBRA_DIRS = 0, 2, 4, 16
 
 
 def plugin_completions(words: list[str]) -> str:
@@ -194,7 +194,10 @@ def plugin_completions(words: list[str]) -> str:
     if "dir" in kinds:
         return f":{_COBRA_DIRS}\n"
     lines = [f"{i.value}\t{i.help}" if i.help else str(i.value) for i in items]
-    return "".join(f"{line}\n" for line in lines) + f":{_COBRA_NO_FILES}\n"
+    directive = _COBRA_NO_FILES
+    if items and all(str(i.value).endswith("=") for i in items):
+        directive |= _COBRA_NO_SPACE  # -o jsonpath= goes on with its template
+    return "".join(f"{line}\n" for line in lines) + f":{directive}\n"
 
 
 def _no_namespace_lookalike(err: click.exceptions.NoSuchOption) -> None:

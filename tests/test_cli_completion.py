@@ -125,6 +125,8 @@ def test_the_kubectl_plugin_completion_speaks_cobra():
     first = plugin_completions(["ti"]).splitlines()
     assert first[0].startswith("timeline\tShow the reconcile timeline") and first[-1] == ":4"
     assert plugin_completions(["--nonsense=", "\x00"]).endswith(":4\n")
+    assert plugin_completions(["check", "-o", "json"]).splitlines() == ["json", "jsonpath=", ":4"]
+    assert plugin_completions(["check", "-o", "jsonp"]).splitlines() == ["jsonpath=", ":6"]
 
 
 def test_the_plugin_completion_program_runs_as_kubectl_does():

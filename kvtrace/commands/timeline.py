@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 @click.command("timeline")
-@click.argument("vm", metavar="[NAMESPACE/]VM", required=False, shell_complete=complete_vm)
+@click.argument("vm", metavar="[[NAMESPACE/]VM]", required=False, shell_complete=complete_vm)
 @namespace_option("Namespace of VM (default: default; live, the context's).")
 @selector_option(
     "Instead of a VM name: the one VM of the namespace whose labels match (app=web,tier!=db)."
