@@ -398,7 +398,11 @@ def _restart_of(path: str | None) -> int | None:
 
 
 def _first(labels: dict[str, Any], keys: tuple[str, ...]) -> str | None:
-    return next((text for key in keys if (text := _text(labels.get(key)))), None)
+    for key in keys:
+        value = labels.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _text(value: Any) -> str | None:

@@ -43,7 +43,7 @@ class _Stream:
     pending_bytes: int = 0
     entries: array[int] = field(default_factory=lambda: array("I"))  # physical lines of each
     timed: int = 0
-    last: object = None
+    last: str | None = None
     in_order: bool = True
 
     def add(self, entry: EnvelopeLine) -> None:
@@ -61,11 +61,10 @@ class _Stream:
         if time is None:
             return
         self.timed += 1
-        stamp = parse_time(time)
-        moment = stamp.at if stamp is not None else None
-        if moment is not None and self.last is not None and moment < self.last:  # type: ignore[operator]
+        key = time_key(time)
+        if self.last is not None and key < self.last:
             self.in_order = False
-        self.last = moment or self.last
+        self.last = max(key, self.last or key)
 
     def flush(self) -> None:
         with self.path.open("a", encoding="utf-8", errors="surrogateescape") as handle:
@@ -92,9 +91,20 @@ def _sort_by_time(path: Path, entries: array[int]) -> None:
             handle.writelines(group)
 
 
-def _group_time(group: list[str]) -> float:
-    stamp = parse_time(group[0].split(" ", 1)[0]) if group else None
-    return stamp.at.timestamp() if stamp is not None else float("-inf")
+def _group_time(group: list[str]) -> str:
+    return time_key(group[0].split(" ", 1)[0]) if group else ""
+
+
+def time_key(time: str) -> str:
+    """A string that sorts as the instant does: ``YYYY-MM-DDThh:mm:ss.nnnnnnnnn`` in UTC. The
+    common form (``…Z``) is cut and padded without parsing; others go through the parser."""
+    if len(time) >= 20 and time[-1] == "Z" and time[19] in ".Z" and time[10] == "T":
+        fraction = time[20:-1] if time[19] == "." else ""
+        return f"{time[:19]}.{fraction:0<9}"
+    stamp = parse_time(time)
+    if stamp is None:
+        return ""
+    return f"{stamp.at:%Y-%m-%dT%H:%M:%S}.{stamp.at.microsecond:06d}000"
 
 
 def add_export(builder: EvidenceBuilder, relative: str, path: Path | None = None) -> None:
