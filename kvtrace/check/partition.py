@@ -17,11 +17,10 @@ from __future__ import annotations
 import os
 import re
 import zlib
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from kvtrace.evidence import LogStream
 from kvtrace.timeline.log_rows import TEXT_KEY, text_key
@@ -41,6 +40,7 @@ _KEY_IN_MSG = re.compile(rb"(?:VirtualMachine|VirtualMachineInstance|vmi) ([^ /\
 _TEXT_KEY = re.compile(TEXT_KEY.pattern.encode())
 LAUNCHER = b"virt-launcher-"
 RANGE_BYTES = 64 << 20
+WRITE_BUFFER = 64 << 10  # per open bucket file: a range may write to hundreds of buckets
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ class _Writers:
         handle = self.files.get(bucket)
         if handle is None:
             path = self.directory / f"{bucket}.{self.range_id}"
-            handle = self.files[bucket] = open(path, "wb", buffering=1 << 20)  # noqa: SIM115
+            handle = self.files[bucket] = open(path, "wb", buffering=WRITE_BUFFER)  # noqa: SIM115
         handle.write(b"%d\t%d\t%s\n" % (self.range_id, line_no, line))
 
     def close(self) -> None:
@@ -177,8 +177,12 @@ def _size(stream: LogStream) -> int | None:
         return None
 
 
+# ``map`` over the workers: a function and its tasks in, results in task order out
+Mapper = Callable[[Callable[[Any], Any], list[Any]], list[Any]]
+
+
 def split_all(
-    pool: Executor,
+    mapper: Mapper,
     streams: Sequence[LogStream],
     directory: str,
     buckets: int,
@@ -187,9 +191,8 @@ def split_all(
     """Run phase one; returns how many lines come before each range in its stream, and how many
     lines each stream has."""
     parts = ranges(streams)
-    counts = list(
-        pool.map(_split_task, [(streams[p.stream], p, directory, buckets, aliases) for p in parts])
-    )
+    tasks = [(streams[p.stream], p, directory, buckets, aliases) for p in parts]
+    counts: list[int] = mapper(_split_task, tasks)
     first: dict[int, int] = {}
     seen: dict[int, int] = {}
     for part, count in zip(parts, counts, strict=True):

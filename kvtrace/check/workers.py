@@ -3,25 +3,39 @@
 Workers are forked after the evidence is open and the router is built, so they share both
 without pickling them; tasks carry only bucket names and small numbering maps, and results are
 the compact :class:`~kvtrace.check.report.VMCheck` values plus per-stream line tallies.
+
+The bucket count grows with the logs (:data:`BUCKET_BYTES` of raw lines each), so a worker's
+memory is bounded by the work of one bucket whatever the log size. Workers ignore Ctrl-C and
+die on SIGTERM: the parent alone handles an interrupt, by terminating them at once (a pool that
+waited for its running buckets took over ten seconds to stop). Lines are read by
+:class:`~parsers.fastline.FastLogParser` (the records of the full parser, faster), with the
+garbage collector off while a bucket's lines are parsed: they form no cycles.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
+import signal
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
+from multiprocessing.pool import Pool
+from typing import Any
 
 from kvtrace.check.partition import (
     LEADER,
     UNROUTED,
+    Mapper,
     bucket_files,
     key_bucket,
     range_streams,
     split_all,
 )
+from kvtrace.check.progress import CheckProgress
 from kvtrace.check.report import VMCheck
 from kvtrace.check.vms import check_scopes
 from kvtrace.evidence import Evidence, LogStream
@@ -29,10 +43,11 @@ from kvtrace.sources.safety import temp_space
 from kvtrace.timeline.log_rows import LineDedup, SourceReport, stream_order
 from kvtrace.timeline.router import BulkResult, Router, named, route_record
 from kvtrace.timeline.rows import TimelineRow
-from parsers.logstream import LogParser
+from parsers.fastline import FastLogParser
 from parsers.records import LineTally
 
 BUCKETS_PER_WORKER = 8
+BUCKET_BYTES = 16 << 20  # raw log bytes per bucket: what one worker holds at a time
 
 
 @dataclass
@@ -60,23 +75,79 @@ def workers() -> int:
 
 
 def check_partitioned(
-    evidence: Evidence, router: Router
+    evidence: Evidence, router: Router, progress: CheckProgress | None = None
 ) -> tuple[list[VMCheck], list[SourceReport]]:
     global _JOB
     streams = sorted(evidence.logs, key=stream_order)
     count = workers()
+    shown = progress or CheckProgress(False)
     with temp_space() as directory:
-        _JOB = _Job(evidence, router, streams, str(directory), count * BUCKETS_PER_WORKER)
-        context = multiprocessing.get_context("fork")
+        _JOB = _Job(evidence, router, streams, str(directory), bucket_count(streams, count))
         try:
-            with ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
+            with _pool(count) as pool:
                 aliases = _aliases(router)
-                first, lines = split_all(pool, streams, str(directory), _JOB.buckets, aliases)
+                first, lines = split_all(
+                    _mapper(pool, shown, "reading logs"),
+                    streams,
+                    str(directory),
+                    _JOB.buckets,
+                    aliases,
+                )
                 names = [LEADER, UNROUTED, *(str(b) for b in range(_JOB.buckets))]
-                results = list(pool.map(_check_bucket, [(n, first) for n in names]))
+                tasks = [(n, first) for n in names]
+                results = list(_mapper(pool, shown, "checking VMs")(_check_bucket, tasks))
         finally:
             _JOB = None
+            shown.close()
     return [vm for r in results for vm in r.vms], _reports(streams, lines, results)
+
+
+def bucket_count(streams: list[LogStream], count: int) -> int:
+    """Enough buckets for every core, and one per :data:`BUCKET_BYTES` of logs."""
+    size = sum(_size(stream) for stream in streams)
+    return max(count * BUCKETS_PER_WORKER, -(-size // BUCKET_BYTES))
+
+
+def _size(stream: LogStream) -> int:
+    try:
+        return stream.path.stat().st_size if stream.path else 0
+    except OSError:
+        return 0
+
+
+@contextmanager
+def _pool(count: int) -> Iterator[Pool]:
+    """Forked workers; leaving the block (normally, or on Ctrl-C or SIGTERM in the parent)
+    terminates them at once."""
+    context = multiprocessing.get_context("fork")
+    pool = context.Pool(count, initializer=_worker_signals)
+    try:
+        yield pool
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _worker_signals() -> None:
+    """Ctrl-C reaches the whole process group: only the parent acts on it. SIGTERM (the
+    parent's terminate) ends a worker at once. The inherited objects are never collected."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    gc.freeze()
+
+
+def _mapper(pool: Pool, progress: CheckProgress, phase: str) -> Mapper:
+    """``map`` over the pool, results in task order, one progress step per finished task."""
+
+    def mapped(function: Callable[[Any], Any], tasks: list[Any]) -> list[Any]:
+        progress.start(phase, len(tasks))
+        out = []
+        for result in pool.imap(function, tasks):
+            out.append(result)
+            progress.step()
+        return out
+
+    return mapped
 
 
 def _aliases(router: Router) -> dict[bytes, bytes]:
@@ -108,15 +179,20 @@ def _check_bucket(task: tuple[str, dict[int, int]]) -> BucketResult:
     name, first = task
     job = _JOB
     assert job is not None, "worker started without a job"
-    grouped = _read(job, name, first)
-    if name in (LEADER, UNROUTED):
-        return _tally_only(job, grouped)
-    sub = _bucket_router(job.router, int(name), job.buckets)
-    routed, result, dedup = BulkResult({}, [], []), BucketResult(), LineDedup()
-    for index, lines in sorted(grouped.items()):
-        report = _parse_and_route(job, sub, index, lines, routed, dedup)
-        result.tallies[index], result.rows[index] = report.tally, report.rows
-    routed = named(routed, dedup)
+    gc.disable()  # parsed lines form no cycles: collecting while they pile up only costs time
+    try:
+        grouped = _read(job, name, first)
+        if name in (LEADER, UNROUTED):
+            return _tally_only(job, grouped)
+        sub = _bucket_router(job.router, int(name), job.buckets)
+        routed, result, dedup = BulkResult({}, [], []), BucketResult(), LineDedup()
+        for index, lines in sorted(grouped.items()):
+            report = _parse_and_route(job, sub, index, lines, routed, dedup)
+            result.tallies[index], result.rows[index] = report.tally, report.rows
+        del grouped
+        routed = named(routed, dedup)
+    finally:
+        gc.enable()
     result.vms = check_scopes(
         job.evidence, sub, routed.rows, _leader_rows(job, first), [], keep=False
     )
@@ -147,7 +223,7 @@ def _parse_and_route(
 ) -> SourceReport:
     stream = job.streams[index]
     report = SourceReport(stream.info.source_id, None, None, None, 0, 0)
-    parser = LogParser(stream.info, policy="skip", anchor=job.evidence.captured_at)
+    parser = FastLogParser(stream.info, policy="skip", anchor=job.evidence.captured_at)
     for line_no, line in lines:
         for record in parser.feed(line_no, line):
             route_record(sub, record, stream, routed, report, dedup)
@@ -162,7 +238,9 @@ def _parse_and_route(
 def _tally_only(job: _Job, grouped: dict[int, list[tuple[int, bytes]]]) -> BucketResult:
     result = BucketResult()
     for index, lines in grouped.items():
-        parser = LogParser(job.streams[index].info, policy="skip", anchor=job.evidence.captured_at)
+        parser = FastLogParser(
+            job.streams[index].info, policy="skip", anchor=job.evidence.captured_at
+        )
         for line_no, line in lines:
             parser.feed(line_no, line)
         parser.close()

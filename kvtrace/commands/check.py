@@ -97,7 +97,7 @@ def check_command(
     selection = _selection(vm, namespace, all_namespaces, selector)
     keep = output in DRAWS_TIMELINES or since is not None  # --since chooses by row times
     with open_evidence(bundle, logs, cluster, _live_scope(selection)) as evidence:
-        report = run_check(evidence, selection, kubevirt_version, keep)
+        report = run_check(evidence, selection, kubevirt_version, keep, not cluster.quiet)
         reference = evidence.captured_at
     if since:
         report = _since(report, since, reference)
