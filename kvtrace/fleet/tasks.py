@@ -19,11 +19,12 @@ from kvtrace.check.report import Selection, VMCheck
 from kvtrace.check.vms import check_scopes
 from kvtrace.errors import KvtraceError
 from kvtrace.evidence import Evidence
+from kvtrace.fleet.partition_rows import aliases_of, partition_log_rows
 from kvtrace.fleet.results import BundleIdentity, BundleSource, Finding, TaskResult, VMStats
 from kvtrace.fleet.samples import migration_samples, phase_samples
 from kvtrace.model.verdicts import EXPLAINED, VIOLATION, Verdict
 from kvtrace.model.version import VersionInfo, detect
-from kvtrace.timeline.router import Router, bulk_log_rows, router_for
+from kvtrace.timeline.router import BulkResult, Router, bulk_log_rows, router_for
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,13 @@ def _labelled(task: Task, label: str) -> Task:
 
 def check_evidence(evidence: Evidence, task: Task) -> TaskResult:
     version = detect(evidence, task.version_flag)
-    router = _partition_router(evidence, task)
-    bulk = bulk_log_rows(router, evidence.logs, evidence.captured_at)
+    router, bulk, lines = _log_rows(evidence, task)
     vms = check_scopes(evidence, router, bulk.rows, bulk.leader_rows, [], keep=False)
     notes: dict[str, None] = dict.fromkeys(version.notes())
     for vm in vms:
         notes.update(dict.fromkeys(vm.assessment.judge(version)))
     result = TaskResult(identity(evidence, task.source, version), task.partition, task.partitions)
-    result.lines = sum(report.tally.lines() for report in bulk.reports)
+    result.lines = lines
     result.notes = [*notes, *evidence.missing]
     for vm in sorted(vms, key=lambda v: v.key):
         _add_vm(result, router, vm)
@@ -111,19 +111,24 @@ def _finding(vm: VMCheck, verdict: Verdict) -> Finding:
     )
 
 
-def _partition_router(evidence: Evidence, task: Task) -> Router:
+def _log_rows(evidence: Evidence, task: Task) -> tuple[Router, BulkResult, int]:
+    """The router of the task's VMs, their log rows, and the number of log lines. A partition
+    parses only its own lines (:mod:`kvtrace.fleet.partition_rows`)."""
     selection = task.selection
     namespaces = {selection.namespace} if selection.namespace else None
     only = (selection.namespace or "default", selection.name) if selection.name else None
     router = router_for(evidence, namespaces, only)
     if task.partitions == 1:
-        return router
+        bulk = bulk_log_rows(router, evidence.logs, evidence.captured_at)
+        return router, bulk, sum(report.tally.lines() for report in bulk.reports)
     owns = partial(_owns, task.partition, task.partitions)
     sub = Router({}, evidence, discover=router.discover, namespaces=router.namespaces, claims=owns)
     for key, scope in router.scopes.items():
         if owns(*key):
             sub.index(key, scope)
-    return sub
+    aliases = aliases_of(router)
+    bulk, lines = partition_log_rows(sub, evidence, task.partition, task.partitions, aliases)
+    return sub, bulk, lines
 
 
 def _owns(partition: int, partitions: int, namespace: str, name: str) -> bool:
