@@ -64,7 +64,9 @@ class EnvelopeLine:
     """One container line from an export. ``line_no``: the export's line where its record
     starts; ``time``: the collector's stamp, RFC 3339 (as the kubelet's ``--timestamps`` writes
     it); ``restart``: the container's restart count when the envelope says (its file
-    ``…/<n>.log``, or ``k8s.container.restart_count``)."""
+    ``…/<n>.log``, or ``k8s.container.restart_count``); ``container_id``: the runtime's id of
+    the container instance (ViaQ, Vector, ECS), which tells restarts apart without numbering
+    them."""
 
     line_no: int
     text: str
@@ -74,6 +76,7 @@ class EnvelopeLine:
     container: str | None
     restart: int | None = None
     shape: str = ""
+    container_id: str | None = None
 
 
 def sniff_envelope(head: bytes) -> str | None:
@@ -239,6 +242,7 @@ def _labelled(
             inner.container or _first(labels, _CONTAINER_KEYS),
             inner.restart,
             f"{shape}+{inner.shape}",
+            inner.container_id,
         )
     return EnvelopeLine(
         line_no,
@@ -265,14 +269,19 @@ def _kubernetes_record(line_no: int, record: dict[str, Any], shape: str) -> Enve
         pod, container = _name(kubernetes.get("pod")), _name(kubernetes.get("container"))
         namespace = _name(kubernetes.get("namespace")) or _text(kubernetes.get("namespace"))
         path = _text(_dig(record, "log", "file", "path"))
+        container_id = _text(_dig(record, "container", "id"))
     else:
         pod, container = _text(kubernetes.get("pod_name")), _text(kubernetes.get("container_name"))
         namespace = _text(kubernetes.get("namespace_name")) or _text(
             kubernetes.get("pod_namespace")
         )
         path = _text(record.get("file"))
+        container_id = _text(kubernetes.get("container_id"))
     time = _time_of(record.get("@timestamp")) or _time_of(record.get("timestamp"))
-    return EnvelopeLine(line_no, line, time, pod, namespace, container, _restart_of(path), shape)
+    restart = _restart_of(path)
+    return EnvelopeLine(
+        line_no, line, time, pod, namespace, container, restart, shape, container_id
+    )
 
 
 def _message(record: dict[str, Any]) -> str | None:

@@ -37,10 +37,6 @@ from tests.logstore_envelopes import ENVELOPES, container_lines, loki_jsonl, via
 # kvsim histories: two replicas (always-restart), and a failover whose replicas restarted, so
 # their previous instances' logs are in the bundle too (leader-failover-gap)
 HISTORIES = {"always-restart": "testvm", "leader-failover-gap": "web-1"}
-# envelopes that number a container's restarts (Loki's and Vector's file name, OTLP's
-# k8s.container.restart_count): previous and current instances stay apart, as in the bundle
-RESTARTS_KNOWN = {"loki.jsonl", "loki-default.txt", "vector.ndjson", "otlp.ndjson"}
-PREVIOUS = " (previous)"
 
 
 def _objects_only(sample: str, dest: Path) -> Path:
@@ -58,12 +54,9 @@ def _export(sample: str, envelope: str, dest: Path) -> Path:
     return dest
 
 
-def _rows(table: str, merged_instances: bool) -> list[str]:
-    """The timeline's rows and summary, blanks collapsed (column widths follow the source names);
-    an envelope that cannot tell a container's restarts apart names no previous instance, and
-    each container is one source however often it restarted."""
-    if merged_instances:
-        table = re.sub(r"\d+ log sources", "N log sources", table.replace(PREVIOUS, ""))
+def _rows(table: str) -> list[str]:
+    """The timeline's rows and summary, blanks collapsed (column widths follow the source
+    names)."""
     return [" ".join(line.split()) for line in table.splitlines()]
 
 
@@ -76,8 +69,7 @@ def test_timeline_through_an_export_equals_the_bundle(capsys, tmp_path, sample, 
     export = _export(sample, envelope, tmp_path / envelope)
     got = run_cli(capsys, "timeline", vm, "--bundle", str(objects), "--log", str(export))
     assert got[0] == code and got[2] == ""
-    merged = envelope not in RESTARTS_KNOWN
-    assert _rows(got[1], merged) == _rows(expected, merged)
+    assert _rows(got[1]) == _rows(expected)
 
 
 def _epochs(history: str) -> list[str]:
@@ -89,7 +81,7 @@ def _epochs(history: str) -> list[str]:
     return kept
 
 
-@pytest.mark.parametrize("envelope", sorted(RESTARTS_KNOWN))
+@pytest.mark.parametrize("envelope", sorted(ENVELOPES))
 def test_leader_history_through_an_export_equals_the_bundle(capsys, tmp_path, envelope):
     sample = "leader-failover-gap"
     expected = run_cli(capsys, "leader", "history", "--bundle", str(SAMPLES / sample))
@@ -118,10 +110,7 @@ def test_each_pod_container_and_restart_is_one_stream(tmp_path, envelope):
         assert evidence.skipped == []
     pods = {pod for pod, _, _ in streams}
     assert len(pods) == 2 and all(pod.startswith("virt-controller-") for pod in pods)
-    if envelope in RESTARTS_KNOWN:
-        assert sorted(i for _, _, i in streams) == ["current", "current", "previous", "previous"]
-    else:
-        assert [i for _, _, i in streams] == [None, None]
+    assert sorted(i for _, _, i in streams) == ["current", "current", "previous", "previous"]
 
 
 def test_an_export_in_a_bundle_directory_is_sniffed_by_content(tmp_path):
@@ -227,3 +216,20 @@ def test_a_record_without_envelope_keys_is_counted_not_read(text):
     skips: Counter[str] = Counter()
     line = json.dumps({"msg": text, "level": "info"}).encode()
     assert list(read_lines([line], skips)) == [] and sum(skips.values()) == 1
+
+
+def test_an_envelope_without_restarts_or_container_ids_says_instances_are_merged(tmp_path):
+    lines = container_lines(SAMPLES / "leader-failover-gap")
+    export = tmp_path / "labels-only.jsonl"
+    export.write_text(
+        "".join(
+            json.dumps({"labels": {"pod": line.pod}, "line": line.text, "timestamp": line.time})
+            + "\n"
+            for line in lines
+        )
+    )
+    with open_logs([str(export)]) as evidence:
+        assert [s.info.instance for s in evidence.logs] == [None, None]
+        assert any(
+            "2 container(s) is one stream across its restarts" in m for m in evidence.missing
+        )

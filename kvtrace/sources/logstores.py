@@ -31,7 +31,8 @@ from parsers.timestamps import parse_time
 
 MAX_RECORD = 64 << 20  # one NDJSON record (an OTLP request of many lines) is read up to this
 _FLUSH_BYTES = 1 << 20
-StreamKey = tuple[str | None, str | None, str | None, int | None]  # ns, pod, container, restart
+# namespace, pod, container, restart count, container id
+StreamKey = tuple[str | None, str | None, str | None, int | None, str | None]
 
 
 @dataclass
@@ -43,6 +44,7 @@ class _Stream:
     pending_bytes: int = 0
     entries: array[int] = field(default_factory=lambda: array("I"))  # physical lines of each
     timed: int = 0
+    first: str | None = None
     last: str | None = None
     in_order: bool = True
 
@@ -62,6 +64,7 @@ class _Stream:
             return
         self.timed += 1
         key = time_key(time)
+        self.first = key if self.first is None else min(key, self.first)
         if self.last is not None and key < self.last:
             self.in_order = False
         self.last = max(key, self.last or key)
@@ -119,7 +122,8 @@ def add_export(builder: EvidenceBuilder, relative: str, path: Path | None = None
     directory = builder.spool.new_dir()
     try:
         for entry in _entries(builder, relative, path, skips):
-            key = (entry.namespace, entry.pod, entry.container, entry.restart)
+            instance_id = None if entry.restart is not None else entry.container_id
+            key = (entry.namespace, entry.pod, entry.container, entry.restart, instance_id)
             if key not in streams:
                 streams[key] = _Stream(directory / f"{len(streams):05d}.log")
             streams[key].add(entry)
@@ -171,46 +175,67 @@ def _first_line(stream: IO[bytes]) -> bytes:
 
 
 def _register(builder: EvidenceBuilder, relative: str, streams: dict[StreamKey, _Stream]) -> None:
-    latest = _latest_restarts(streams)
+    instances = _instances(streams)
+    unsaid = 0
     for key, stream in sorted(streams.items(), key=lambda kv: _sort_key(kv[0])):
-        namespace, pod, container, restart = key
-        instance = _instance(restart, latest.get((namespace, pod, container)))
-        info = SourceInfo(_source_id(relative, key), pod, namespace, container, instance)
+        namespace, pod, container = key[:3]
+        info = SourceInfo(_source_id(relative, key), pod, namespace, container, instances[key])
         prefixed = True if stream.timed == len(stream.entries) else None
         builder.add_log(info.source_id, info, prefixed, path=stream.path)
+        if pod is not None and key[3] is None and key[4] is None and instances[key] is None:
+            unsaid += 1
         if pod is None:
             builder.missing.append(
                 f"{relative}: {len(stream.entries)} line(s) whose envelope names no pod, read as "
                 "one source of unknown pod (as a --log file is): export with the pod label"
             )
+    if unsaid:
+        builder.missing.append(
+            f"{relative}: its envelope numbers no restart and names no container id, so each of "
+            f"{unsaid} container(s) is one stream across its restarts (no previous instance told "
+            "apart): export the file name or container id label too"
+        )
 
 
-def _latest_restarts(streams: dict[StreamKey, _Stream]) -> dict[tuple[str | None, ...], int]:
-    latest: dict[tuple[str | None, ...], int] = {}
-    for namespace, pod, container, restart in streams:
-        if restart is not None:
-            key = (namespace, pod, container)
-            latest[key] = max(restart, latest.get(key, restart))
-    return latest
+def _instances(streams: dict[StreamKey, _Stream]) -> dict[StreamKey, str | None]:
+    """``current`` and ``previous`` per container, as the kubelet's files say: the last restart
+    is current (the ``<n>.log`` numbering); with container ids only, the instance whose lines
+    begin last is current. One instance of unknown number is not named."""
+    containers: dict[tuple[str | None, ...], list[StreamKey]] = {}
+    for key in streams:
+        containers.setdefault(key[:3], []).append(key)
+    named: dict[StreamKey, str | None] = {}
+    for keys in containers.values():
+        order = _newest_last(keys, streams)
+        for key in keys:
+            if key not in order or (len(order) < 2 and key[3] is None):
+                named[key] = None  # its instance is not said, or it is the only one seen
+            else:
+                named[key] = "current" if key == order[-1] else "previous"
+    return named
 
 
-def _instance(restart: int | None, latest: int | None) -> str | None:
-    """The container's last restart is its ``current`` log, earlier ones ``previous`` (the
-    kubelet's ``<n>.log`` numbering); unknown when the envelope does not say."""
-    if restart is None or latest is None:
-        return None
-    return "current" if restart == latest else "previous"
+def _newest_last(keys: list[StreamKey], streams: dict[StreamKey, _Stream]) -> list[StreamKey]:
+    numbered = [key for key in keys if key[3] is not None]
+    if numbered:
+        return sorted(numbered, key=lambda key: key[3] or 0)
+    identified = [key for key in keys if key[4] is not None]
+    return sorted(identified, key=lambda key: streams[key].first or "")
 
 
 def _source_id(relative: str, key: StreamKey) -> str:
-    namespace, pod, container, restart = key
+    namespace, pod, container, restart, instance_id = key
     if pod is None:
         return relative
     names = "/".join(part or "?" for part in (namespace, pod, container))
-    again = f" restart {restart}" if restart is not None else ""
-    return f"{relative} [{names}{again}]"
+    if restart is not None:
+        names += f" restart {restart}"
+    elif instance_id is not None:
+        names += f" container {instance_id.rsplit('/', 1)[-1][:12]}"
+    return f"{relative} [{names}]"
 
 
-def _sort_key(key: StreamKey) -> tuple[str, str, str, int]:
-    namespace, pod, container, restart = key
-    return namespace or "", pod or "", container or "", -1 if restart is None else restart
+def _sort_key(key: StreamKey) -> tuple[str, str, str, int, str]:
+    namespace, pod, container, restart, instance_id = key
+    restart_order = -1 if restart is None else restart
+    return namespace or "", pod or "", container or "", restart_order, instance_id or ""
