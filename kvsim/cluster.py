@@ -126,6 +126,9 @@ class Cluster(MigrationActions, PoolActions, SnapshotActions):
     # freeze side, and their objects in the capture (off: the histories made before)
     pools: bool = False
     snapshots: bool = False
+    # the VMI controller reports launcher images and the workload updater migrates the VMIs
+    # of an outdated one (KubeVirt CR workloadUpdateMethods [LiveMigrate]); off: as before
+    workload_updates: bool = False
 
     def __post_init__(self) -> None:
         check_simulable(self.release, 2)
@@ -170,6 +173,7 @@ class Cluster(MigrationActions, PoolActions, SnapshotActions):
             release=self.release,
             pools=self.pools,
             snapshots=self.snapshots,
+            workload_updates=self.workload_updates,
         )
 
     def _cluster_objects(self) -> None:
@@ -178,7 +182,14 @@ class Cluster(MigrationActions, PoolActions, SnapshotActions):
                 "apiVersion": "kubevirt.io/v1",
                 "kind": "KubeVirt",
                 "metadata": {"name": "kubevirt", "namespace": NAMESPACE},
-                "spec": {"configuration": {"developerConfiguration": {}}},
+                "spec": {
+                    "configuration": {"developerConfiguration": {}},
+                    **(
+                        {"workloadUpdateStrategy": {"workloadUpdateMethods": ["LiveMigrate"]}}
+                        if self.workload_updates
+                        else {}
+                    ),
+                },
                 "status": {
                     "observedKubeVirtVersion": self.release,
                     "phase": "Deployed",
@@ -197,6 +208,23 @@ class Cluster(MigrationActions, PoolActions, SnapshotActions):
             )
 
     # --- actions ---------------------------------------------------------------------------
+    def upgrade_launcher(self, when: int, image: str) -> None:
+        """A KubeVirt update: virt-controller now renders launchers with ``image`` (the rollout
+        of its pods is not modelled: the replicas keep their names and leadership)."""
+
+        def deployed(kubevirt: Obj) -> None:  # virt-operator, once the rollout is done
+            deployment = "".join(self.rng.choice("0123456789abcdef") for _ in range(40))
+            status = kubevirt.setdefault("status", {})
+            status.update(observedDeploymentID=deployment, targetDeploymentID=deployment)
+
+        def upgrade() -> None:
+            for replica in self.replicas:
+                replica.upgrade_launcher(image)
+            self.api.patch("KubeVirt", NAMESPACE, "kubevirt", deployed)
+            self._record("admin", "update KubeVirt", image)
+
+        self.at(when, upgrade)
+
     def at(self, when: int, what: Callable[[], None]) -> None:
         self.kernel.at(when, what)
 

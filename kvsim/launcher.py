@@ -276,9 +276,18 @@ def vmi_owner(name: str, uid: str) -> dict[str, Any]:
     }
 
 
-def render(vmi: Obj, rng: random.Random, kubevirt: Obj | None = None) -> Obj:
+def render(vmi: Obj, rng: random.Random, kubevirt: Obj | None = None, image: str = IMAGE) -> Obj:
     """The pod as created, with the API server's defaults and initial status (phase Pending,
-    the QoS class); the API server adds uid and times. ``kubevirt`` is the KubeVirt CR."""
+    the QoS class); the API server adds uid and times. ``kubevirt`` is the KubeVirt CR;
+    ``image`` the controller's ``--launcher-image`` (its containers run it)."""
+    pod = _render(vmi, rng, kubevirt)
+    for container in (*pod["spec"]["containers"], *pod["spec"].get("initContainers", [])):
+        if container.get("image") == IMAGE:
+            container["image"] = image
+    return pod
+
+
+def _render(vmi: Obj, rng: random.Random, kubevirt: Obj | None) -> Obj:
     _check_rendered(vmi)
     meta, spec = vmi["metadata"], vmi["spec"]
     name, namespace, uid = meta["name"], meta["namespace"], meta["uid"]
@@ -707,10 +716,12 @@ def _condition(kind: str, at: int, status: str = "True") -> dict[str, Any]:
     }
 
 
-def _container(name: str, at: int, ready: bool, rng: random.Random) -> dict[str, Any]:
+def _container(
+    name: str, at: int, ready: bool, rng: random.Random, image: str = IMAGE
+) -> dict[str, Any]:
     return {
         "containerID": "containerd://" + "".join(rng.choice("0123456789abcdef") for _ in range(64)),
-        "image": IMAGE,
+        "image": image,
         "imageID": "quay.io/kubevirt/virt-launcher@sha256:" + "3" * 8 + "c0ffee" * 8 + "42" * 4,
         "lastState": {},
         "name": name,
@@ -719,6 +730,14 @@ def _container(name: str, at: int, ready: bool, rng: random.Random) -> dict[str,
         "started": True,
         "state": {"running": {"startedAt": timefmt.seconds(at)}},
     }
+
+
+def compute_image(pod: Obj) -> str:
+    """The image of the pod's compute container (what the VMI's launcher runs)."""
+    for container in pod.get("spec", {}).get("containers") or []:
+        if container.get("name") == "compute":
+            return str(container.get("image") or IMAGE)
+    return IMAGE
 
 
 def scheduled(pod: Obj, node: str, at: int) -> None:
@@ -735,8 +754,10 @@ def running(pod: Obj, at: int, pod_ip: str, host_ip: str, rng: random.Random) ->
         hostIPs=[{"ip": host_ip}],
         podIP=pod_ip,
         podIPs=[{"ip": pod_ip}],
-        containerStatuses=[_container("compute", at, False, rng)],
-        initContainerStatuses=[_container("guest-console-log", at - 1_000_000, True, rng)],
+        containerStatuses=[_container("compute", at, False, rng, compute_image(pod))],
+        initContainerStatuses=[
+            _container("guest-console-log", at - 1_000_000, True, rng, compute_image(pod))
+        ],
     )
     status["conditions"] = [
         _condition("PodReadyToStartContainers", at),

@@ -12,6 +12,8 @@ migration side (``Cluster(live_migration=True)``), and the faults around them.
 * ``node_failure(seed)``: virt-handler on the node of ``vm-0`` hangs, the guest dies unseen; five
   minutes after the last heartbeat the node controller fails the VMI and the VM controller
   starts a new one on another node.
+* ``workload_update(seed)``: KubeVirt is updated to a new virt-launcher image; the workload
+  updater migrates each running VM off the outdated launcher.
 * ``with_migration_fault(seed, fault)``: one of :data:`MIGRATION_FAULTS` done to ``vm-0``.
 
 Every history here is something v1.9.0 does as designed except the injected fault.
@@ -127,10 +129,33 @@ def node_failure(seed: int) -> History:
     return History(seed, cluster, capture_at, names)
 
 
+NEW_LAUNCHER = "quay.io/kubevirt/virt-launcher:v1.9.1"
+
+
+def workload_update(seed: int) -> History:
+    """KubeVirt is updated: virt-controller's launcher image changes, and the workload updater
+    migrates every running LiveMigratable VMI off the outdated one."""
+    rng = random.Random(f"workload-update/{seed}")
+    cluster = Cluster(
+        f"workload-update-{seed}",
+        T0,
+        replicas_count=rng.choice((1, 2, 2)),
+        live_migration=True,
+        workload_updates=True,
+    )
+    names = tuple(f"vm-{i}" for i in range(rng.randint(1, 3)))
+    for name in names:
+        cluster.create_vm(T0 + rng.randint(20, 60) * SECOND, name, eviction="LiveMigrate")
+    when = T0 + rng.randint(150, 240) * SECOND
+    cluster.upgrade_launcher(when, NEW_LAUNCHER)
+    return History(seed, cluster, when + rng.randint(5, 9) * 60 * SECOND, names)
+
+
 MIGRATION_HISTORIES: dict[str, Callable[[int], History]] = {
     "migrations": migrations,
     "drain": drain,
     "node-failure": node_failure,
+    "workload-update": workload_update,
 }
 
 

@@ -434,7 +434,7 @@ class MigrationSync:
     def _render(self, vmim: Obj, vmi: Obj) -> Obj:
         """RenderMigrationManifest (template.go:324-353) plus the migration's label and
         annotation and the anti-affinity."""
-        pod = launcher.render(vmi, self.rng)
+        pod = launcher.render(vmi, self.rng, image=self.rt.launcher_image)
         pod["metadata"]["labels"][JOB_LABEL] = vmim["metadata"]["uid"]
         annotations = pod["metadata"]["annotations"]
         annotations[JOB_NAME_ANNOTATION] = vmim["metadata"]["name"]

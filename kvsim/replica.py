@@ -30,11 +30,12 @@ from kvsim.node_controller import NodeController
 from kvsim.pools import PoolController
 from kvsim.releases import SIMULATED, check_simulable, has
 from kvsim.replicaset import ReplicaSetController
-from kvsim.runtime import CodeFaults, Runtime
+from kvsim.runtime import LAUNCHER_IMAGE, CodeFaults, Runtime
 from kvsim.snapshots import WORKLOAD_KINDS, RestoreController, SnapshotController
 from kvsim.vm_controller import VMController
 from kvsim.vmi_controller import VMIController
 from kvsim.vmim import VMIM
+from kvsim.workload_updater import WorkloadUpdateController
 
 NAMESPACE = "kubevirt"
 LEASE = "virt-controller"
@@ -106,6 +107,8 @@ class Replica:
     release: str = SIMULATED  # whose positions its logs print (kvsim.releases)
     pools: bool = False  # the pool and VMIRS controllers act (kvsim.pools, kvsim.replicaset)
     snapshots: bool = False  # the snapshot and restore controllers act (kvsim.snapshots)
+    workload_updates: bool = False  # launcher images reported, the workload updater acts
+    launcher_image: str = LAUNCHER_IMAGE  # its --launcher-image (an upgrade changes it)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(f"replica/{self.seed}/{self.pod}")
@@ -114,6 +117,7 @@ class Replica:
         self.restarts = 0
         self.leading = False
         self.vm_controller: VMController | None = None
+        self.runtime: Runtime | None = None
         self.log = self._new_log()
 
     def _new_log(self) -> ContainerLog:
@@ -345,7 +349,10 @@ class Replica:
             self.faults,
             self.verbosity,
             self.release,
+            self.launcher_image,
+            self.workload_updates,
         )
+        self.runtime = rt
         vm_controller, vmi_controller = VMController(rt), VMIController(rt)
         self.vm_controller = vm_controller
         budget = DisruptionBudgetController(rt, f"{self.seed}/{self.pod}/{len(self.logs)}")
@@ -389,11 +396,21 @@ class Replica:
         """The migration, evacuation and node controllers, on their own informers of
         migrations and nodes (application.go:640, 645, 638): the processes to start."""
         seed = f"{self.seed}/{self.pod}/{len(self.logs)}"
-        cache = Informers(self.api, self.host, f"{seed}/migrations", kinds=(VMIM, "Node"))
+        kinds = (VMIM, "Node", *(("KubeVirt",) if rt.workload_updates else ()))
+        cache = Informers(self.api, self.host, f"{seed}/migrations", kinds=kinds)
         cache.extra_lag_us = rt.informers.extra_lag_us
         migrations = MigrationController(rt, cache, seed)
         evacuation, nodes = EvacuationController(rt, cache), NodeController(rt, cache)
-        return [cache.start(), migrations.run(), evacuation.run(), nodes.run()]
+        processes = [cache.start(), migrations.run(), evacuation.run(), nodes.run()]
+        if rt.workload_updates:
+            processes.append(WorkloadUpdateController(rt, cache).run())
+        return processes
+
+    def upgrade_launcher(self, image: str) -> None:
+        """A new ``--launcher-image`` (virt-operator rolled virt-controller out with it)."""
+        self.launcher_image = image
+        if self.runtime is not None:
+            self.runtime.launcher_image = image
 
     def _workload_controllers(self, rt: Runtime) -> list[Process]:
         """The pool and VMIRS controllers (application.go:642-643) and the snapshot and restore

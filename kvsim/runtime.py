@@ -13,6 +13,8 @@ from kvsim.kernel import Host, Kernel
 from kvsim.logs import ContainerLog
 from kvsim.releases import SIMULATED
 
+LAUNCHER_IMAGE = "quay.io/kubevirt/virt-launcher:v1.9.0"  # kvsim.launcher.IMAGE
+
 
 @dataclass
 class CodeFaults:
@@ -47,3 +49,7 @@ class Runtime:
     faults: CodeFaults = field(default_factory=CodeFaults)
     verbosity: int = 2  # logVerbosity.virtController (2 by default, log.go:85-89)
     release: str = SIMULATED  # whose code the controllers follow where it differs (kvsim.releases)
+    launcher_image: str = LAUNCHER_IMAGE  # virt-controller's --launcher-image
+    # the VMI controller reports each VMI's launcher image (lifecycle.go:842-858) and the
+    # workload updater acts (off: the histories made before kvsim modelled them)
+    workload_updates: bool = False

@@ -151,7 +151,7 @@ class VMIController:
             return None
         if phase_of(vmi) not in ("", "Pending", *(("Scheduling",) if second else ())):
             return None
-        manifest = launcher.render(vmi, rt.rng)
+        manifest = launcher.render(vmi, rt.rng, image=rt.launcher_image)
         key = f"{vmi['metadata']['namespace']}/{vmi['metadata']['name']}"
         self.pod_expectations.expect_creations(key, 1, rt.kernel.now)  # lifecycle.go:1077
         try:
@@ -238,6 +238,8 @@ class VMIController:
         _ready_from_pod(updated, pod)
         if pod is not None:
             _memory_overhead_from_pod(updated, pod)
+        if rt.workload_updates:
+            _launcher_info(updated, pod, pods, rt.launcher_image)
         if current in ("Running", "Scheduled"):
             if updated != vmi:
                 return (yield from self._write(vmi, updated, "patch"))
@@ -297,6 +299,7 @@ PATCHED = (  # prepareVMIPatch (lifecycle.go:626-720): the fields the Running/Sc
     ("status", "phase"),
     ("metadata", "labels"),
     ("metadata", "finalizers"),
+    ("status", "launcherContainerImageVersion"),  # lifecycle.go:670-677
 )
 
 
@@ -376,3 +379,25 @@ def _eviction_requested(vmi: Obj, now: int) -> None:
     }
     status["conditions"] = [c for c in conditions if c.get("type") != "EvictionRequested"]
     status["conditions"].append(condition)
+
+
+OUTDATED_LABEL = "kubevirt.io/outdatedLauncherImage"  # types.go OutdatedLauncherImageLabel
+
+
+def _launcher_info(vmi: Obj, pod: Obj | None, pods: list[Obj], image: str) -> None:
+    """setLauncherContainerInfo (lifecycle.go:846-858, called at 287-295): the compute
+    container's image of the VMI's pod, and the ``kubevirt.io/outdatedLauncherImage`` label
+    when it is not this controller's launcher image; a final VMI whose pods are gone loses
+    both (lifecycle.go:465-472)."""
+    labels, status = vmi["metadata"].get("labels") or {}, vmi.setdefault("status", {})
+    if pod is None:
+        if phase_of(vmi) in ("Succeeded", "Failed") and not pods:
+            labels.pop(OUTDATED_LABEL, None)
+            status.pop("launcherContainerImageVersion", None)
+        return
+    found = launcher.compute_image(pod)
+    if found != image:
+        vmi["metadata"]["labels"] = {**labels, OUTDATED_LABEL: ""}
+    else:
+        labels.pop(OUTDATED_LABEL, None)
+    status["launcherContainerImageVersion"] = found

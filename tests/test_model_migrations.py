@@ -14,11 +14,17 @@ from kvsim.migration_histories import (
     migrations,
     node_failure,
     with_migration_fault,
+    workload_update,
 )
 from tests.simulated import assessed, check, evidence_for, statuses, violations
 
 HISTORIES = int(os.environ.get("KVTRACE_MIGRATION_HISTORIES", "4"))
-GENERATORS = {"migrations": migrations, "drain": drain, "node-failure": node_failure}
+GENERATORS = {
+    "migrations": migrations,
+    "drain": drain,
+    "node-failure": node_failure,
+    "workload-update": workload_update,
+}
 EXPECTED = {
     "second-target-pod": "KV-MG-02",
     "node-change-without-migration": "KV-MG-04",

@@ -460,6 +460,20 @@ CATALOG: tuple[Message, ...] = (
         v190=("migration.go:1170", "migration.go:1544"),
     ),
     _m(
+        "workload.migrate",
+        "migration",
+        r"^Initiated migration of vmi as part of workload update$",
+        "the workload updater created a migration to move the VMI off an outdated virt-launcher",
+        v190=("workload-updater.go:596",),
+    ),
+    _m(
+        "workload.migrate-failed",
+        "failure",
+        r"^Failed to migrate vmi as part of workload update$",
+        "the workload updater could not create the migration of an outdated VMI",
+        v190=("workload-updater.go:590",),
+    ),
+    _m(
         "node.unresponsive",
         "node",
         r"^Moving vmi (?P<vmi>\S+) in namespace (?P<namespace>\S+) on unresponsive node to "
