@@ -131,11 +131,28 @@ def prog_name(argv0: str | None = None) -> str:
     return "kubectl kvtrace" if plugin else "kvtrace"
 
 
+def help_width() -> int:
+    """The width click gives help (the terminal's columns, at most 80, less 2; at least 50),
+    found as :func:`shutil.get_terminal_size` finds it but without importing :mod:`shutil`,
+    which is most of what ``--help`` costs beyond click itself."""
+    columns = os.environ.get("COLUMNS", "")
+    if not (columns.isdigit() and int(columns) > 0):
+        try:
+            columns = str(os.get_terminal_size(sys.__stdout__.fileno()).columns)  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = "80"
+    return max(min(int(columns) or 80, 80) - 2, 50)
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run one command; typed errors become one clear line and an exit code, never a traceback."""
     try:
         code = cli.main(
-            args=argv, prog_name=prog_name(), complete_var=COMPLETE_VAR, standalone_mode=False
+            args=argv,
+            prog_name=prog_name(),
+            complete_var=COMPLETE_VAR,
+            standalone_mode=False,
+            terminal_width=help_width(),
         )
     except FindingsPresent as found:
         return found.exit_code  # the output already shows the findings

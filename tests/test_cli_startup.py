@@ -11,7 +11,7 @@ import sys
 import click
 import pytest
 
-from kvtrace.cli import COMMANDS, LazyGroup, cli
+from kvtrace.cli import COMMANDS, LazyGroup, cli, help_width
 from tests.conftest import ROOT
 
 HEAVY = (
@@ -67,3 +67,21 @@ def test_the_lazy_listing_is_the_listing_of_the_loaded_commands():
     loaded = click.Group("kvtrace", commands=[c.load() for c in COMMANDS.values()], help=cli.help)
     eager = loaded.get_help(click.Context(loaded, info_name="kvtrace", terminal_width=100))
     assert lazy.split("Commands:")[1] == eager.split("Commands:")[1]
+
+
+@pytest.mark.parametrize("columns", ["40", "60", "79", "80", "200", "", "0", "wide"])
+def test_the_help_width_is_clicks_without_shutil(monkeypatch, columns):
+    import shutil
+
+    monkeypatch.setenv("COLUMNS", columns)
+    assert help_width() == max(min(shutil.get_terminal_size().columns, 80) - 2, 50)
+
+
+def test_help_does_not_import_shutil():
+    script = (
+        "import sys\nfrom kvtrace.cli import run\nrun(['--help'])\nprint('shutil' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "False"

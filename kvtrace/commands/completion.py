@@ -20,6 +20,7 @@ import click
 from click.shell_completion import CompletionItem
 
 COMPLETION_SECONDS = 1.5
+ENV_COMPLETION_SECONDS = "KVTRACE_COMPLETE_SECONDS"  # a slower machine may allow more
 LIVE_TIMEOUT = "1s"
 T = TypeVar("T")
 _NO_KEYS: set[tuple[str, str]] = set()
@@ -58,8 +59,11 @@ def complete_vm(ctx: click.Context, param: click.Parameter, incomplete: str) -> 
     return [CompletionItem(v) for v in shown if v.startswith(incomplete)]
 
 
-def bounded(lookup: Callable[[], T], fallback: T, seconds: float = COMPLETION_SECONDS) -> T:
-    """``lookup()`` if it answers within ``seconds`` without raising, else ``fallback``."""
+def bounded(lookup: Callable[[], T], fallback: T, seconds: float | None = None) -> T:
+    """``lookup()`` if it answers within ``seconds`` (default :data:`COMPLETION_SECONDS`, or
+    ``$KVTRACE_COMPLETE_SECONDS``) without raising, else ``fallback``."""
+    if seconds is None:
+        seconds = _allowed_seconds()
     answer: list[T] = []
 
     def work() -> None:
@@ -72,6 +76,13 @@ def bounded(lookup: Callable[[], T], fallback: T, seconds: float = COMPLETION_SE
     worker.start()
     worker.join(seconds)
     return answer[0] if answer else fallback
+
+
+def _allowed_seconds() -> float:
+    try:
+        return max(0.0, float(os.environ.get(ENV_COMPLETION_SECONDS, COMPLETION_SECONDS)))
+    except ValueError:
+        return COMPLETION_SECONDS
 
 
 def _context_names(kubeconfig: str | None) -> list[str]:
