@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import tarfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -71,16 +72,25 @@ def test_partitions_of_a_bundle_give_the_result_of_the_whole(fleet):
     assert any(f["evidence"] for f in whole_tables["findings"] if f["status"] == "violation")
 
 
+DASK_BUDGET_S = 240  # the LocalCluster's start, 2 workers, 5 small bundles: seconds, not minutes
+
+
 def test_dask_gives_the_local_result(fleet):
-    """Bundles of two releases, whole and partitioned, on a LocalCluster of two processes."""
+    """Bundles of two releases (each split in 2 partitions) and a bundle with violations (whole),
+    on a LocalCluster of two worker processes: the same tables and statistics as here."""
     pytest.importorskip("distributed")
-    sources = discover([str(p) for p in fleet])
-    local = fleet_report(run_fleet(sources, ALL, partition_bytes=65536), ALL)
-    on_dask = fleet_report(run_fleet(sources, ALL, dask="local:2", partition_bytes=65536), ALL)
+    sources = discover([*map(str, fleet), str(SAMPLES / "fault-duplicate-create")])
+    tasks = plan_tasks(sources, ALL, partition_bytes=200_000)
+    assert [t.partitions for t in tasks] == [2] * 8 + [1]
+    local = fleet_report(run_fleet(sources, ALL, partition_bytes=200_000), ALL)
+    with ThreadPoolExecutor(1) as budget:  # a hung cluster fails the test instead of CI
+        running = budget.submit(run_fleet, sources, ALL, dask="local:2", partition_bytes=200_000)
+        on_dask = fleet_report(running.result(timeout=DASK_BUDGET_S), ALL)
     assert on_dask.tables == local.tables
     assert on_dask.summaries == local.summaries
-    releases = {b["release"] for b in local.tables["bundles"]}
-    assert releases == {"v1.8.0", "v1.9.0"}
+    assert {b["release"] for b in local.tables["bundles"]} == {"v1.8.0", "v1.9.0"}
+    assert len(local.violations()) == 14  # fault-duplicate-create's
+    assert local.summaries["release_comparison"]  # v1.8.0 against v1.9.0, the same on Dask
 
 
 def test_cli_names_the_bundle_of_every_finding(capsys):
