@@ -68,7 +68,8 @@ def test_rotated_files_are_the_same_pod_and_container(tmp_path):
     with open_bundle(root) as evidence:
         mine = [s for s in evidence.logs if s.info.pod == log.parents[3].name]
         assert len(mine) == 3 and {s.info.container for s in mine} == {"virt-controller"}
-        assert sorted(s.info.instance or "" for s in mine) == ["", "", "current"]
+        # no previous.log: the container had one instance, which the rotated files continue
+        assert [s.info.instance for s in mine] == ["current"] * 3
         assert not any("rotated" in path for path, _ in evidence.skipped)
 
 
@@ -92,3 +93,31 @@ def test_previous_insecure_log_stands_in_for_previous_log(tmp_path):
         skipped = dict(evidence.skipped)
     replaced = [p for p in skipped if p.endswith("logs/previous.log")]
     assert replaced and "insecure" in skipped[replaced[0]]
+
+
+def test_rotated_files_of_the_previous_instance_are_named_previous(tmp_path):
+    """Both instances' files rotated: each rotated file joins the instance its times fall in."""
+    root = _copy(tmp_path)
+    (log,) = _controller_logs(root)[:1]
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    quarter = len(lines) // 4
+    rotated = log.parent / "rotated"
+    rotated.mkdir()
+    (rotated / "0.log.20261128-004000.gz").write_bytes(
+        gzip.compress("".join(lines[:quarter]).encode())
+    )
+    (log.parent / "previous.log").write_text("".join(lines[quarter : 2 * quarter]))
+    (rotated / "1.log.20261128-004300").write_text("".join(lines[2 * quarter : 3 * quarter]))
+    log.write_text("".join(lines[3 * quarter :]))
+    with open_bundle(root) as evidence:
+        named = {
+            Path(s.info.source_id).name: s.info.instance
+            for s in evidence.logs
+            if s.info.pod == log.parents[3].name
+        }
+    assert named == {
+        "0.log.20261128-004000.gz": "previous",
+        "previous.log": "previous",
+        "1.log.20261128-004300": "current",
+        "current.log": "current",
+    }

@@ -8,14 +8,16 @@ like are not opened at all, which keeps large must-gathers fast.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kvtrace.evidence import POD, VM
 from kvtrace.sources.builder import EvidenceBuilder
 from kvtrace.sources.events_table import EVENTS_TABLE, table_event_body
+from kvtrace.sources.layouts.rotated import instance_of
 from kvtrace.sources.objects import PLURAL_KINDS
 from parsers.manifests import parse_events_table
 from parsers.paths import source_from_path
+from parsers.records import SourceInfo
 
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 _INSPECT_LOG = re.compile(r"^(current|previous)(\.insecure)?\.log(\.gz)?$")
@@ -32,6 +34,7 @@ class Route:
     kind: str | None = None
     prefixed: bool | None = None
     replaces: str | None = None  # for .insecure logs: the normal file this one stands in for
+    rotated: bool = False  # a kubelet-rotated part of a container's log (layouts.rotated)
 
 
 def files_under(builder: EvidenceBuilder, root: str) -> list[tuple[str, list[str]]]:
@@ -54,11 +57,18 @@ def read_inspect_root(builder: EvidenceBuilder, root: str) -> None:
         if relative in replaced:
             builder.skip(relative, "replaced by its .insecure.log copy (fetched without TLS)")
         elif route.what == "log":
-            builder.add_log(relative, source_from_path(relative), route.prefixed)
+            builder.add_log(relative, _log_source(builder, relative, route), route.prefixed)
         elif route.what == "events":
             add_events_table(builder, relative, namespace=relative.split("/")[-2])
         else:
             builder.add_manifest(relative, route.kind, from_list=route.what == "list")
+
+
+def _log_source(builder: EvidenceBuilder, relative: str, route: Route) -> SourceInfo:
+    info = source_from_path(relative)
+    if not route.rotated:
+        return info
+    return replace(info, instance=instance_of(builder.path(relative), builder.limits.max_log_bytes))
 
 
 def _sibling(relative: str, name: str | None) -> str:
@@ -82,7 +92,7 @@ def _log_route(parts: list[str]) -> Route | None:
             replaces = name.replace(".insecure", "") if match.group(2) else None
             return Route("log", prefixed=True, replaces=replaces)
     if len(parts) == 9 and parts[2] == "pods" and parts[6:8] == ["logs", "rotated"]:
-        return Route("log", prefixed=True) if _ROTATED_LOG.match(name) else None
+        return Route("log", prefixed=True, rotated=True) if _ROTATED_LOG.match(name) else None
     if len(parts) == 6 and parts[2:4] == ["core", "pods"] and _INCIDENT_LOG.match(name):
         return Route("log", prefixed=False)
     return None
