@@ -306,3 +306,34 @@ def test_the_html_page_escapes_what_the_evidence_wrote(fleet):
     page = fleet_html(report)
     assert hostile not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_a_label_selector_applies_to_every_bundle(fleet, capsys):
+    """-l over many bundles as over one: kvsim's VMs carry no metadata.labels (only their
+    templates do), so app!=web keeps every VM and app=vm-0 none."""
+    bundles = ["--bundle", str(fleet[0]), "--bundle", str(SAMPLES / "always-restart")]
+
+    def vms(*selector: str) -> set[tuple[str, str]]:
+        code, out, err = run_cli(capsys, "check", "-A", *bundles, *selector, "-o", "json")
+        assert code == 0, err
+        return {(v["cluster"], v["vm"]) for v in json.loads(out)["status"]["vms"]}
+
+    every = vms()
+    assert len(every) == 8  # 6 + 2
+    assert vms("-l", "app!=web") == every
+    assert vms("-l", "app=vm-0") == set()
+
+
+def test_since_is_refused_over_many_bundles(capsys):
+    code, out, err = run_cli(
+        capsys,
+        "check",
+        "-A",
+        "--bundle",
+        str(FAULTS[0]),
+        "--bundle",
+        str(FAULTS[1]),
+        "--since",
+        "1h",
+    )
+    assert code == 2 and not out and "--since reads one bundle" in err

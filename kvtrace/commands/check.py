@@ -88,7 +88,9 @@ def check_command(
     if is_fleet(bundles, dask, output):  # many bundles: one fleet report (kvtrace.fleet)
         from kvtrace.fleet.command import fleet_check
 
-        selection = _selection(vm, namespace, all_namespaces)
+        if since:
+            raise UsageError("--since reads one bundle: leave it out over many bundles")
+        selection = _selection(vm, namespace, all_namespaces, selector)
         fleet_check(bundles, logs, selection, kubevirt_version, dask, output, output_file, fail_on)
         return
     bundle = bundles[0] if bundles else None

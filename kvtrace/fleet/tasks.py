@@ -117,7 +117,7 @@ def _log_rows(evidence: Evidence, task: Task) -> tuple[Router, BulkResult, int]:
     selection = task.selection
     namespaces = {selection.namespace} if selection.namespace else None
     only = (selection.namespace or "default", selection.name) if selection.name else None
-    router = router_for(evidence, namespaces, only)
+    router = router_for(evidence, namespaces, only, selection.keeps if selection.labels else None)
     if task.partitions == 1:
         bulk = bulk_log_rows(router, evidence.logs, evidence.captured_at)
         return router, bulk, sum(report.tally.lines() for report in bulk.reports)
