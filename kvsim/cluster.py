@@ -129,6 +129,7 @@ class Cluster(MigrationActions, PoolActions, SnapshotActions):
     # the VMI controller reports launcher images and the workload updater migrates the VMIs
     # of an outdated one (KubeVirt CR workloadUpdateMethods [LiveMigrate]); off: as before
     workload_updates: bool = False
+    workload_update_methods: tuple[str, ...] = ("LiveMigrate",)
 
     def __post_init__(self) -> None:
         check_simulable(self.release, 2)
@@ -185,7 +186,11 @@ class Cluster(MigrationActions, PoolActions, SnapshotActions):
                 "spec": {
                     "configuration": {"developerConfiguration": {}},
                     **(
-                        {"workloadUpdateStrategy": {"workloadUpdateMethods": ["LiveMigrate"]}}
+                        {
+                            "workloadUpdateStrategy": {
+                                "workloadUpdateMethods": list(self.workload_update_methods)
+                            }
+                        }
                         if self.workload_updates
                         else {}
                     ),

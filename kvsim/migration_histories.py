@@ -134,18 +134,25 @@ NEW_LAUNCHER = "quay.io/kubevirt/virt-launcher:v1.9.1"
 
 def workload_update(seed: int) -> History:
     """KubeVirt is updated: virt-controller's launcher image changes, and the workload updater
-    migrates every running LiveMigratable VMI off the outdated one."""
+    migrates every running LiveMigratable VMI off the outdated one. With the ``Evict`` method
+    instead (odd seeds) it evicts each VMI's pod: ``vm-0`` (evictionStrategy None) loses its pod
+    and its VM starts a new VMI; the webhook refuses the others (LiveMigrate) and marks them,
+    and the evacuation controller migrates them."""
     rng = random.Random(f"workload-update/{seed}")
+    methods = ("Evict",) if seed % 2 else ("LiveMigrate",)
     cluster = Cluster(
         f"workload-update-{seed}",
         T0,
         replicas_count=rng.choice((1, 2, 2)),
         live_migration=True,
         workload_updates=True,
+        workload_update_methods=methods,
     )
     names = tuple(f"vm-{i}" for i in range(rng.randint(1, 3)))
     for name in names:
-        cluster.create_vm(T0 + rng.randint(20, 60) * SECOND, name, eviction="LiveMigrate")
+        evicted = "Evict" in methods and name == "vm-0"
+        strategy = "None" if evicted else "LiveMigrate"
+        cluster.create_vm(T0 + rng.randint(20, 60) * SECOND, name, eviction=strategy)
     when = T0 + rng.randint(150, 240) * SECOND
     cluster.upgrade_launcher(when, NEW_LAUNCHER)
     return History(seed, cluster, when + rng.randint(5, 9) * 60 * SECOND, names)

@@ -1,7 +1,8 @@
 """kvsim's workload updater (workload-updater.go at v1.9.0) and what kvtrace makes of it.
 
 ``workload_update(seed)``: KubeVirt is updated to a new virt-launcher image; the workload
-updater migrates each running LiveMigratable VMI off the outdated launcher."""
+updater migrates each running LiveMigratable VMI off the outdated launcher (even seeds), or
+evicts each VMI's pod (odd seeds, the Evict method)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def lines_at(capture, pos: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", [0, 2, 4])  # even seeds: the LiveMigrate method
 def test_every_vmi_moves_to_the_new_launcher_by_a_workload_migration(seed):
     history = workload_update(seed)
     capture = history.capture()
@@ -66,7 +67,7 @@ def test_without_an_update_nothing_is_migrated():
         assert vmi["status"]["launcherContainerImageVersion"] == OLD_LAUNCHER
 
 
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("seed", [0, 2])
 def test_the_timeline_names_the_workload_update(seed):
     history = workload_update(seed)
     capture = history.capture()
@@ -76,3 +77,31 @@ def test_the_timeline_names_the_workload_update(seed):
         assert len(initiated) == 1 and initiated[0].pos == "workload-updater.go:596"
         assert any(r.what == "migration created by workload update" for r in timeline.rows)
         assert not violated_rules(assessment), (seed, name)
+
+
+@pytest.mark.parametrize("seed", [1, 3])
+def test_an_evicted_vmi_ends_by_a_workload_update_and_the_others_are_evacuated(seed):
+    """The Evict method (odd seeds): vm-0 (evictionStrategy None) loses its pod and its VM
+    starts a new VMI; the webhook refuses the eviction of a LiveMigrate VMI and marks it, the
+    updater logs the refusal (workload-updater.go:624) and the evacuation controller migrates
+    it."""
+    from kvtrace.timeline.endings import WORKLOAD_UPDATE, endings
+
+    history = workload_update(seed)
+    capture = history.capture()
+    assert len(lines_at(capture, "workload-updater.go:628")) == 1
+    timeline, assessment = assessed(capture, "vm-0")
+    found = endings(timeline)
+    assert len(found) >= 2 and found[0].cause == WORKLOAD_UPDATE, found
+    assert "workload-updater.go:628" in found[0].detail
+    assert not violated_rules(assessment)
+    for name in history.vms[1:]:
+        vmims = [
+            m
+            for m in capture.objects["VirtualMachineInstanceMigration"]
+            if m["spec"]["vmiName"] == name
+        ]
+        assert [m["metadata"]["generateName"] for m in vmims] == ["kubevirt-evacuation-"]
+        timeline, assessment = assessed(capture, name)
+        refused = [r for r in timeline.rows if r.message_id == "workload.evict-failed"]
+        assert refused and not violated_rules(assessment)

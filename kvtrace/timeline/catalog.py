@@ -474,6 +474,20 @@ CATALOG: tuple[Message, ...] = (
         v190=("workload-updater.go:590",),
     ),
     _m(
+        "workload.evict",
+        "workload",
+        r"^Evicted vmi pod as part of workload update$",
+        "the workload updater evicted the pod of a VMI on an outdated virt-launcher",
+        v190=("workload-updater.go:628",),
+    ),
+    _m(
+        "workload.evict-failed",
+        "failure",
+        r"^Failed to evict vmi as part of workload update$",
+        "the eviction was refused (a LiveMigrate VMI is marked and migrated instead) or failed",
+        v190=("workload-updater.go:624",),
+    ),
+    _m(
         "node.unresponsive",
         "node",
         r"^Moving vmi (?P<vmi>\S+) in namespace (?P<namespace>\S+) on unresponsive node to "

@@ -7,6 +7,8 @@ The causes, from the evidence each one leaves (positions at v1.9.0):
   unresponsive node to failed state``, node.go:278);
 - a VirtualMachinePool replaced an outdated VMI (``Proactive update of VM %s/%s by deleting
   outdated VMI``, pool.go:1636);
+- the workload updater evicted the VMI's pod off an outdated virt-launcher (``Evicted vmi pod
+  as part of workload update``, workload-updater.go:628);
 - a user request: ``processing stop request …`` (vm.go:1045) or ``processing forced restart
   request …`` (vm.go:985);
 - ``runStrategy: Halted`` (``Stopping VM with VMI in phase %s due to runStrategy: %s``,
@@ -30,7 +32,7 @@ from kvtrace.timeline.build import Timeline
 from kvtrace.timeline.rows import TimelineRow
 from kvtrace.timeline.vmscope import eviction_strategy
 
-NODE_FAILURE, POOL_UPDATE = "node failure", "pool update"
+NODE_FAILURE, POOL_UPDATE, WORKLOAD_UPDATE = "node failure", "pool update", "workload update"
 STOP_REQUEST, RESTART_REQUEST, HALTED = "stop request", "restart request", "runStrategy Halted"
 CRASHED, SHUT_DOWN, GUEST_ENDED = "guest crashed", "guest shut down", "VMI ended"
 VM_DELETED, PRESENT, UNKNOWN = "VM deleted", "still there at capture", "unknown"
@@ -38,6 +40,7 @@ VM_DELETED, PRESENT, UNKNOWN = "VM deleted", "still there at capture", "unknown"
 _BY_MESSAGE = {
     "node.unresponsive": NODE_FAILURE,
     "pool.outdated-vmi": POOL_UPDATE,
+    "workload.evict": WORKLOAD_UPDATE,
     "vm.restart-request": RESTART_REQUEST,
     "vm.stop-request": STOP_REQUEST,
     "vm.stop-manual": STOP_REQUEST,
