@@ -36,7 +36,13 @@ _LEADER_MARKS = (
 )
 _NAME = b'"name":"'
 _NAMESPACE = b'"namespace":"'
-_KEY_IN_MSG = re.compile(rb"(?:VirtualMachine|VirtualMachineInstance|vmi) ([^ /\"\\]+)/([^ \"\\]+)")
+_KEY_IN_MSG = re.compile(
+    rb"(?:VirtualMachine|VirtualMachineInstance|vmi) ([^ /\"\\]+)/([^ \"\\]+)"
+    # the VM controller's expectations lines, logged with no object (expectations.go:123-344
+    # at v1.9.0): ``Controller ns/name (name: …``, or the key inside the printed struct
+    rb"|Controller ([^ /\"\\]+)/([^ \"\\]+) "
+    rb"|key:(?:\\?\")?([^ /\"\\]+)/([^ \"\\}]+)"
+)
 _TEXT_KEY = re.compile(TEXT_KEY.pattern.encode())
 LAUNCHER = b"virt-launcher-"
 RANGE_BYTES = 64 << 20
@@ -69,7 +75,10 @@ def vm_key(line: bytes) -> bytes | None:
             name = name[len(LAUNCHER) : -6]  # virt-launcher-<vm>-<5 chars>
         return namespace + b"/" + name
     found = _KEY_IN_MSG.search(line)
-    return found.group(1) + b"/" + found.group(2) if found else None
+    if found is None:
+        return None
+    namespace, name = (part for part in found.groups() if part is not None)
+    return namespace + b"/" + name
 
 
 def _field(line: bytes, marker: bytes) -> bytes | None:

@@ -182,7 +182,9 @@ def _check_bucket(task: tuple[str, dict[int, int]]) -> BucketResult:
     gc.disable()  # parsed lines form no cycles: collecting while they pile up only costs time
     try:
         grouped = _read(job, name, first)
-        if name in (LEADER, UNROUTED):
+        if name == LEADER:
+            return _leader_tally(job, grouped)
+        if name == UNROUTED:
             return _tally_only(job, grouped)
         sub = _bucket_router(job.router, int(name), job.buckets)
         routed, result, dedup = BulkResult({}, [], []), BucketResult(), LineDedup()
@@ -245,6 +247,16 @@ def _tally_only(job: _Job, grouped: dict[int, list[tuple[int, bytes]]]) -> Bucke
             parser.feed(line_no, line)
         parser.close()
         result.tallies[index] = parser.tally
+    return result
+
+
+def _leader_tally(job: _Job, grouped: dict[int, list[tuple[int, bytes]]]) -> BucketResult:
+    """The leader lines' tallies, duplicates found as in process: one line given twice is
+    one line (the lease lines of a log given again are duplicates too)."""
+    result, routed, dedup = BucketResult(), BulkResult({}, [], []), LineDedup()
+    empty = Router({}, job.evidence, discover=False)
+    for index, lines in sorted(grouped.items()):
+        result.tallies[index] = _parse_and_route(job, empty, index, lines, routed, dedup).tally
     return result
 
 
