@@ -214,3 +214,14 @@ def test_many_vms_with_open_questions_only_are_counted_by_rule():
     few = render("check", _fleet(100, open_vms=3), "table").splitlines()
     assert sum(line.startswith("idle/") for line in few) == 3
     assert not any(line.startswith("? ") for line in few)
+
+
+def test_the_rules_give_up_their_position_lists_before_their_sentences():
+    from kvtrace.render.rules_shape import rule_rows
+
+    lines = render("rules", None, "table", View(width=150)).splitlines()
+    assert max(len(line) for line in lines) <= 150
+    sentences = {row[4] for row in rule_rows()}
+    short = {s for s in sentences if len(s) <= 150 - 57 - 2}  # what fits beside the first columns
+    assert short and all(any(line.endswith(s) for line in lines) for s in short)
+    assert render("rules", None, "table") == render("rules", None, "table", View(width=10_000))

@@ -148,8 +148,10 @@ def _section(
 
 
 def rules_table(_: object, view: View = PIPED) -> list[Line]:
-    what = rules_shape.HEADERS.index("WHAT THE CONTROLLER DOES")
-    return table_lines(rules_shape.HEADERS, rules_shape.rule_rows(), view, shrink=what)
+    """On a narrow terminal the position lists give way first (``-o json`` has them all),
+    then the sentences."""
+    cut = [rules_shape.HEADERS.index(h) for h in ("POSITIONS", "WHAT THE CONTROLLER DOES")]
+    return table_lines(rules_shape.HEADERS, rules_shape.rule_rows(), view, shrink=cut)
 
 
 def rules_markdown(_: object, view: View = PIPED) -> str:
