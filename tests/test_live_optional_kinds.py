@@ -91,6 +91,9 @@ def test_collected_bundle_gives_the_samples_timeline(served, tmp_path, capsys):
         timeline(capsys, vm_of(sample), sample),
     )
     assert normalised(collected) == normalised(offline)
+    groups = {r.path.split("/")[2] for r in served.requests if r.path.startswith("/apis/")}
+    assert {"pool.kubevirt.io", "snapshot.kubevirt.io"} <= groups
+    assert {r.method for r in served.requests} == {"GET"}  # read-only, these kinds too
 
 
 def test_snapshot_sample_holds_what_the_round_trip_must_carry():
