@@ -36,26 +36,6 @@ def delta_seconds(prev: Timestamp | None, cur: Timestamp | None) -> float | None
     return (cur.at - prev.at).total_seconds()
 
 
-def display_delta(prev: Timestamp | None, cur: Timestamp | None) -> str:
-    """``+0.190112`` between µs times; ``~+1s`` when either side has only second precision."""
-    seconds = delta_seconds(prev, cur)
-    if seconds is None or prev is None or cur is None:
-        return ""
-    if max(prev.resolution_us, cur.resolution_us) >= 1_000_000:
-        return "~+" + _human(round(seconds))
-    if seconds >= 60:
-        return "+" + _human(int(seconds))[:-1] + f"{seconds % 1:.6f}"[1:] + "s"
-    return f"+{seconds:.6f}"
-
-
-def _human(seconds: int) -> str:
-    """``9112`` → ``2h31m52s``; under a minute, ``52s``."""
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    text = (f"{hours}h" if hours else "") + (f"{minutes}m" if hours or minutes else "")
-    return text + f"{secs}s"
-
-
 def parse_window_bound(text: str | None, reference: datetime) -> datetime | None:
     """``--since/--until``: an RFC 3339 time, or a duration (``90s``, ``15m``, ``2h``, ``1d``)
     counted back from ``reference`` (the capture time of the evidence, or its last row)."""

@@ -163,11 +163,3 @@ def _canonical_base10(value: Decimal) -> tuple[int, int]:
 def mebibytes(count: int | float) -> int:
     """Bytes in ``count`` Mi (binary mega)."""
     return int(count * 1024 * 1024)
-
-
-def to_mi(value: int) -> str:
-    """Bytes shown as Mi: ``280Mi`` when exact, else with decimals (``420.0003Mi``)."""
-    whole, rest = divmod(value, 1024 * 1024)
-    if rest == 0:
-        return f"{whole}Mi"
-    return f"{value / (1024 * 1024):.4f}Mi"
