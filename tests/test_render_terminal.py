@@ -225,3 +225,12 @@ def test_the_rules_give_up_their_position_lists_before_their_sentences():
     short = {s for s in sentences if len(s) <= 150 - 57 - 2}  # what fits beside the first columns
     assert short and all(any(line.endswith(s) for line in lines) for s in short)
     assert render("rules", None, "table") == render("rules", None, "table", View(width=10_000))
+
+
+def test_wide_on_a_terminal_cuts_the_message_and_the_reason_never_the_evidence():
+    report = _assessed("fault-delete-create-one-reconcile", "default", "cache-node")
+    piped = render("timeline", report, "wide").splitlines()
+    narrow = render("timeline", report, "wide", View(width=220)).splitlines()
+    assert max(map(len, piped)) > 700 and max(map(len, narrow)) < 300
+    evidence = [r.evidence for r in report.timeline.rows]
+    assert all(any(line.endswith(str(e)) for line in narrow) for e in evidence if str(e))

@@ -41,7 +41,8 @@ def timeline_table(report: AssessedTimeline, view: View = PIPED, wide: bool = Fa
     headers = timeline.WIDE_HEADERS if wide else timeline.TABLE_HEADERS
     rows = timeline.table_rows(report.timeline, wide, report.assessment)
     styles = [_MARK_STYLES.get(row[8][:1], "") for row in rows]
-    table = table_lines(headers, rows, view, styles, shrink=headers.index("WHAT"))
+    prose = [headers.index(h) for h in ("WHAT", "REASON") if h in headers]  # never EVIDENCE
+    table = table_lines(headers, rows, view, styles, shrink=prose)
     return _blocks([table, marked(timeline.summary_lines(*report))])
 
 
