@@ -20,6 +20,7 @@ from kvtrace.check.report import Selection
 from kvtrace.fleet.discover import discover
 from kvtrace.fleet.report import FleetReport, fleet_report
 from kvtrace.fleet.run import run_fleet
+from tests.helpers import run_cli
 
 RELEASES = ("v1.8.0", "v1.9.0")
 NAMESPACES = ("web", "db", "batch")
@@ -115,3 +116,9 @@ def test_every_latency_row_names_its_release_and_cluster(slower_fleet):
     migrations = report.summaries["migrations_by_release"]
     assert [m["release"] for m in migrations] == list(RELEASES)
     assert all(m["migrations"] == 4 for m in migrations)  # 2 per cluster
+
+
+def test_the_table_says_it_in_words(slower_fleet, capsys):
+    code, out, err = run_cli(capsys, "check", "-A", "--bundle", str(slower_fleet[0].parent / "*"))
+    assert code == 0, err
+    assert "v1.9.0 against v1.8.0 over 2 clusters: creation→Running slower, p50 " in out

@@ -113,7 +113,27 @@ def summary_lines(report: FleetReport) -> list[str]:
         f"({unread} not read), {len(report.tables['vms'])} VMs, "
         f"{len(report.violations())} violations; {report.selection.describe()}"
     ]
+    lines += [_headline(r, bundles) for r in report.summaries["release_comparison"]]
     return lines + [f"Note: {n}" for n in report.notes]
+
+
+def _headline(row: dict[str, Any], bundles: Records) -> str:
+    """One comparison in words: ``v1.9.0 against v1.8.0 over 4 clusters: creation→Running
+    slower, p50 5.0s → 6.0s (+20%), p95 …; Mann-Whitney p=4.7e-38``."""
+    releases = (row["older"], row["newer"])
+    clusters = len({b["cluster"] for b in bundles if b["release"] in releases})
+    change = "" if row["p50_change"] is None else f" ({row['p50_change']:+.0%})"
+    quantiles = ", ".join(
+        f"{q} {seconds(row[q + '_older'])} → {seconds(row[q + '_newer'])}"
+        + (change if q == "p50" else "")
+        for q in frames.QUANTILES
+    )
+    p = min(row["p_slower"], row["p_faster"])
+    return (
+        f"{row['newer']} against {row['older']} over {clusters} "
+        f"cluster{'s' * (clusters != 1)}: {row['metric']} {row['verdict']}, {quantiles}; "
+        f"Mann-Whitney p={p:.2g}, n={row['n_older']}/{row['n_newer']}"
+    )
 
 
 def _bundle_row(row: dict[str, Any]) -> list[str]:
