@@ -70,7 +70,9 @@ def check_bundle(
             {
                 "kind": "VirtualMachineInstance",
                 "namespace": "default",
-                "reason": "forbidden: injected fault",
+                "reason": "forbidden: injected fault; grant it in the ClusterRole "
+                'kvtrace-collect (docs/rbac.yaml): {apiGroups: ["kubevirt.io"], '
+                'resources: ["virtualmachineinstances"], verbs: ["list"]}',
             },
         ),
         (
