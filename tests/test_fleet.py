@@ -337,3 +337,23 @@ def test_since_is_refused_over_many_bundles(capsys):
         "1h",
     )
     assert code == 2 and not out and "--since reads one bundle" in err
+
+
+def test_one_archive_of_two_bundles_is_both_and_of_one_is_the_single_report(tmp_path, capsys):
+    two, one = tmp_path / "two.tar.gz", tmp_path / "one.tar.gz"
+    with tarfile.open(two, "w:gz") as tar:
+        for name in ("fault-phase-regression", "fault-wrong-revision-name"):
+            tar.add(SAMPLES / name, arcname=name)
+    with tarfile.open(one, "w:gz") as tar:
+        tar.add(SAMPLES / "fault-phase-regression", arcname="fault-phase-regression")
+    code, out, err = run_cli(capsys, "check", "-A", "--bundle", str(two))
+    assert code == 3, err
+    assert "2 bundles (0 not read), 2 VMs, 2 violations" in out
+    code, single, err = run_cli(capsys, "check", "-A", "--bundle", str(one))
+    code_dir, from_dir, _ = run_cli(
+        capsys, "check", "-A", "--bundle", str(SAMPLES / "fault-phase-regression")
+    )
+    assert code == code_dir == 3
+    assert single.replace(str(one), "B") == from_dir.replace(
+        str(SAMPLES / "fault-phase-regression"), "B"
+    )

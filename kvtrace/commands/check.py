@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +21,7 @@ from kvtrace.commands.options import (
     since_option,
     split_key,
 )
-from kvtrace.errors import FindingsPresent, UsageError
+from kvtrace.errors import FindingsPresent, InputError, UsageError
 from kvtrace.model.verdicts import SEVERITIES
 from kvtrace.render.outputs import DRAWS_TIMELINES, write
 from kvtrace.sources.live.settings import ClusterSettings, CollectScope
@@ -82,30 +83,52 @@ def check_command(
 ) -> None:
     """Check every step of each VM's timeline against the built-in model of virt-controller."""
     from kvtrace.check.run import run_check
-    from kvtrace.fleet.discover import is_fleet
+    from kvtrace.fleet.discover import holds_several, is_fleet
     from kvtrace.sources.opener import live_namespace, open_evidence
 
+    fleet = partial(
+        _fleet, bundles, logs, since, kubevirt_version, dask, output, output_file, fail_on
+    )
     if is_fleet(bundles, dask, output):  # many bundles: one fleet report (kvtrace.fleet)
-        from kvtrace.fleet.command import fleet_check
-
-        if since:
-            raise UsageError("--since reads one bundle: leave it out over many bundles")
-        selection = _selection(vm, namespace, all_namespaces, selector)
-        fleet_check(bundles, logs, selection, kubevirt_version, dask, output, output_file, fail_on)
+        fleet(_selection(vm, namespace, all_namespaces, selector))
         return
     bundle = bundles[0] if bundles else None
     if not (namespace or all_namespaces) and not (vm and "/" in vm):
         namespace = live_namespace(bundle, logs, cluster)  # live: the context's namespace
     selection = _selection(vm, namespace, all_namespaces, selector)
     keep = output in DRAWS_TIMELINES or since is not None  # --since chooses by row times
-    with open_evidence(bundle, logs, cluster, _live_scope(selection)) as evidence:
-        report = run_check(evidence, selection, kubevirt_version, keep, not cluster.quiet)
-        reference = evidence.captured_at
+    try:
+        with open_evidence(bundle, logs, cluster, _live_scope(selection)) as evidence:
+            report = run_check(evidence, selection, kubevirt_version, keep, not cluster.quiet)
+            reference = evidence.captured_at
+    except InputError:
+        if not (bundle and holds_several(bundle)):  # an archive of bundles: the fleet reads all
+            raise
+        fleet(selection)
+        return
     if since:
         report = _since(report, since, reference)
     _write(report, output, output_file)
     if report.violations(fail_on):
         raise FindingsPresent()
+
+
+def _fleet(
+    bundles: tuple[str, ...],
+    logs: tuple[str, ...],
+    since: str | None,
+    kubevirt_version: str | None,
+    dask: str | None,
+    output: str,
+    output_file: str | None,
+    fail_on: str,
+    selection: Selection,
+) -> None:
+    from kvtrace.fleet.command import fleet_check
+
+    if since:
+        raise UsageError("--since reads one bundle: leave it out over many bundles")
+    fleet_check(bundles, logs, selection, kubevirt_version, dask, output, output_file, fail_on)
 
 
 def _selection(

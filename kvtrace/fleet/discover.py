@@ -10,12 +10,13 @@ import glob as local_glob
 from collections.abc import Sequence
 from pathlib import Path
 
-from kvtrace.errors import InputError
+from kvtrace.errors import InputError, KvtraceError
 from kvtrace.fleet.remote import glob as remote_glob
 from kvtrace.fleet.remote import is_url, local_path
 from kvtrace.fleet.results import BundleSource
 from kvtrace.sources.bundle import bundle_roots
 from kvtrace.sources.safety import Limits
+from kvtrace.sources.tarball import open_tree
 from kvtrace.sources.walk import walk_directory
 
 GLOB_CHARS = frozenset("*?[")
@@ -37,6 +38,19 @@ def _holds_several(bundles: Sequence[str]) -> bool:
     """One local directory holding several bundles (an archive is known only once unpacked: its
     task reads each of its bundles, and a single one says which it holds)."""
     return len(bundles) == 1 and len(_directory_bundles(bundles[0])) > 1
+
+
+def holds_several(location: str) -> bool:
+    """Whether a local archive holds several bundles (unpacked to see: asked only once the
+    single-bundle check has refused it)."""
+    path = Path(local_path(location))
+    if is_url(location) or not path.is_file():
+        return False
+    try:
+        with open_tree(path, Limits.from_env()) as tree:
+            return len(bundle_roots(tree)) > 1
+    except KvtraceError:
+        return False
 
 
 def discover(values: Sequence[str]) -> list[BundleSource]:
