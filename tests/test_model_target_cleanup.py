@@ -130,3 +130,23 @@ def _plus_seconds(stamp: str, seconds: int) -> str:
 
     moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(seconds=seconds)
     return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def test_without_the_migrations_events_it_is_an_open_question(tmp_path):
+    """A refused delete leaves a FailedDelete Event: with no Event of the migration from the
+    warning's time on, whether the delete was tried and refused is not in the evidence."""
+    root = fault_bundle(tmp_path)
+    path = root / "objects" / "events.json"
+    document = json.loads(path.read_text())
+    document["items"] = [
+        e
+        for e in document["items"]
+        if e["involvedObject"]["kind"] != "VirtualMachineInstanceMigration"
+    ]
+    path.write_text(json.dumps(document))
+    manifest = json.loads((root / "manifest.json").read_text())
+    for entry in manifest["collected"]:
+        if entry["kind"] == "Event":
+            entry["count"] = len(document["items"])
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    assert verdicts(root) == {"unverifiable"}

@@ -45,6 +45,7 @@ PENDING_ANNOTATION = "kubevirt.io/migrationPendingPodTimeoutSeconds"  # types.go
 CLOCK_MARGIN = timedelta(seconds=60)
 # how long the warning's replica must be seen running afterwards: the delete is the next call
 STILL_RUNNING = timedelta(minutes=2)
+EVENT_SLACK = timedelta(seconds=2)  # Event times are whole seconds
 TERMINATED = ("Succeeded", "Failed")
 CREATED_PREFIX = "Created migration target pod "  # Event SuccessfulCreate (migration.go:1042)
 
@@ -156,6 +157,12 @@ def _judge(facts: Facts, vmim: KubeObject, pod: KubeObject, warning: int) -> Fin
             "the pod was read, would show the controller kept running and should have deleted it",
             warning,
         )
+    if not _events_cover(facts, vmim, at):
+        return unverifiable(
+            f"{subject} outlived its pending timeout, but the migration's Events of that time "
+            "are not in the evidence: a FailedDelete Event would show the delete was refused",
+            warning,
+        )
     if _other_deletions(facts, vmim, pod) or _refused_delete(facts, vmim):
         return unverifiable(
             f"{subject} outlived its pending timeout, but the controller deleted another target "
@@ -226,6 +233,18 @@ def _refused_delete(facts: Facts, vmim: KubeObject) -> bool:
         and e.body.get("reason") == "FailedDelete"
         for e in facts.timeline.scope.events
     )
+
+
+def _events_cover(facts: Facts, vmim: KubeObject, at: datetime) -> bool:
+    """An Event of the VMIM recorded at the warning or later (the warning's own Event, written
+    in the same call, migration.go:1735-1739): the Events of that time were collected."""
+    for event in facts.timeline.scope.events:
+        if mapping_at(event.body, "involvedObject").get("uid") != vmim.uid:
+            continue
+        when = parse_time(str(event.body.get("lastTimestamp") or event.body.get("eventTime") or ""))
+        if when is not None and when.at >= at - EVENT_SLACK:
+            return True
+    return False
 
 
 def _pending(pod: KubeObject) -> bool:
