@@ -224,7 +224,16 @@ def _deleted_rows(facts: Facts, vmim: KubeObject) -> list[int]:
 
 
 def _other_deletions(facts: Facts, vmim: KubeObject, pod: KubeObject) -> bool:
-    return any(facts.rows[i].arg("pod_uid") != pod.uid for i in _deleted_rows(facts, vmim))
+    """The controller deleted another target pod of this migration: its line names the pod's
+    uid, its SuccessfulDelete Event the pod's name (migration.go:1544-1545)."""
+    if any(facts.rows[i].arg("pod_uid") != pod.uid for i in _deleted_rows(facts, vmim)):
+        return True
+    return any(
+        mapping_at(e.body, "involvedObject").get("uid") == vmim.uid
+        and e.body.get("reason") == "SuccessfulDelete"
+        and f"/{pod.name} " not in str(e.body.get("message") or "")
+        for e in facts.timeline.scope.events
+    )
 
 
 def _refused_delete(facts: Facts, vmim: KubeObject) -> bool:
