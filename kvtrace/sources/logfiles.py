@@ -115,7 +115,9 @@ def _add_log_file(
 def _add_sniffed(builder: EvidenceBuilder, given: str, info: SourceInfo, path: Path) -> None:
     """A binary file is a reported skip, never a log source; a log-store export is split into
     its pods' streams (:mod:`kvtrace.sources.logstores`); anything else is one log."""
-    head = _head(path, builder.limits, given)
+    head = _head(builder, path, given)
+    if head is None:
+        return
     if looks_binary(head):
         builder.skip(given, f"{BINARY_REASON}; --log reads text logs")
     elif sniff_envelope(head) is not None:
@@ -124,12 +126,14 @@ def _add_sniffed(builder: EvidenceBuilder, given: str, info: SourceInfo, path: P
         builder.add_log(given, info, prefixed=None, path=path)
 
 
-def _head(path: Path, limits: Limits, name: str) -> bytes:
+def _head(builder: EvidenceBuilder, path: Path, name: str) -> bytes | None:
+    """The first bytes (decompressed), or None with the reason in ``skipped``."""
     try:
-        with open_capped(path, limits.max_log_bytes, name) as stream:
+        with open_capped(path, builder.limits.max_log_bytes, name) as stream:
             return stream.read(SNIFF_BYTES)
-    except DECODE_ERRORS as exc:
-        raise unreadable(name, exc if isinstance(exc, OSError) else OSError(str(exc))) from None
+    except (*DECODE_ERRORS, InputError) as exc:
+        builder.skip(name, f"unreadable: {getattr(exc, 'strerror', None) or exc}")
+    return None
 
 
 def _spool_sizeless(path: Path, dest: Path, limits: Limits) -> Path:
