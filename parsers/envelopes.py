@@ -44,13 +44,18 @@ BAD_JSON = "not valid JSON"
 NO_LINE = "no log line in the record (message, line or body missing or empty)"
 NOT_A_RECORD = "not a log-store record (no envelope kvtrace knows)"
 BULK_ACTION = "an Elasticsearch _bulk action line"
-STRUCTURE = frozenset({BULK_ACTION})  # counted so the sums add up; no damage, not reported
+LOGCLI_HEADER = "logcli's query header (its URL, Common labels)"
+STRUCTURE = frozenset(
+    {BULK_ACTION, LOGCLI_HEADER}
+)  # counted so the sums add up; no damage, not reported
 
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)", re.ASCII)
 _LABEL = r'[A-Za-z_][A-Za-z0-9_]*="(?:[^"\\]|\\.)*"'
 # ``{}`` or ``{name="value", ...}``: a JSON body (``{"component": …``) can never match it
 _LABELS = rf"\{{(?:{_LABEL}(?:, {_LABEL})*)?\}}"
 _LOKI_LINE = re.compile(rf"({_TIME.pattern}) ({_LABELS}) *(.*)", re.S)
+# what logcli prints before the lines (to stderr; in the file when saved with 2>&1)
+_LOGCLI_HEADER = re.compile(rf"^(?:https?://\S+|Common labels: ({_LABELS})|Query: .*)$")
 _LOKI_LABEL = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
 _RESTART = re.compile(r"/(\d+)\.log(?:\.[^/]*)?$")
 _POD_KEYS = ("pod", "pod_name", "k8s_pod_name", "kubernetes_pod_name")
@@ -83,7 +88,8 @@ def sniff_envelope(head: bytes) -> str | None:
     """The shape of an export from its first bytes, or None for anything else (a plain log, a
     manifest). Pretty-printed single documents are told by their top-level keys."""
     text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    lines = (line.strip() for line in text.splitlines())
+    first = next((line for line in lines if line and not _LOGCLI_HEADER.match(line)), "")
     if _LOKI_LINE.fullmatch(first):
         return LOKI_TEXT
     if not first.startswith("{"):
@@ -128,12 +134,13 @@ def _is_bulk_action(record: dict[str, Any]) -> bool:
 
 def read_lines(lines: Iterable[bytes], skips: Counter[str]) -> Iterator[EnvelopeLine]:
     """Records one per line (NDJSON, or Loki's default text output); lines numbered from 1."""
+    common: dict[str, str] = {}  # logcli's "Common labels", which its lines then leave out
     for line_no, raw in enumerate(lines, 1):
         stripped = raw.strip()
         if not stripped:
             continue
         if stripped[:1] != b"{":
-            yield from _loki_text(line_no, stripped, skips)
+            yield from _loki_text(line_no, stripped, skips, common)
             continue
         try:
             record = orjson.loads(stripped)
@@ -191,15 +198,27 @@ def _loki_jsonl(line_no: int, record: dict[str, Any]) -> EnvelopeLine | None:
     return _labelled(line_no, line, _time_of(record.get("timestamp")), labels, LOKI_JSONL)
 
 
-def _loki_text(line_no: int, raw: bytes, skips: Counter[str]) -> Iterator[EnvelopeLine]:
-    match = _LOKI_LINE.fullmatch(raw.decode("utf-8", errors="replace"))
+def _loki_text(
+    line_no: int, raw: bytes, skips: Counter[str], common: dict[str, str]
+) -> Iterator[EnvelopeLine]:
+    text = raw.decode("utf-8", errors="replace")
+    header = _LOGCLI_HEADER.match(text)
+    if header is not None:
+        common.update(_labels_of(header.group(1) or ""))
+        skips[LOGCLI_HEADER] += 1
+        return
+    match = _LOKI_LINE.fullmatch(text)
     if match is None:
         skips[NOT_A_RECORD] += 1
         return
-    labels = {k: _unquote(v) for k, v in _LOKI_LABEL.findall(match.group(2))}
+    labels = {**common, **_labels_of(match.group(2))}
     yield from _counted(
         _labelled(line_no, match.group(3), match.group(1), labels, LOKI_TEXT), skips
     )
+
+
+def _labels_of(text: str) -> dict[str, str]:
+    return {k: _unquote(v) for k, v in _LOKI_LABEL.findall(text)}
 
 
 def _record_in(line_no: int, line: str) -> EnvelopeLine | None:

@@ -144,10 +144,18 @@ def lokistack_jsonl(lines: list[ContainerLine]) -> str:
     )
 
 
-def loki_default(lines: list[ContainerLine]) -> str:
+def loki_default(lines: list[ContainerLine], header: bool = False) -> str:
     """``logcli query --output=default`` to a file: second-resolution stamps, the labels that
-    are not common to every stream (the common ones go to stderr), padded to one width."""
+    are not common to every stream (the common ones go to stderr, or first in the file with
+    ``2>&1``: ``header``), padded to one width."""
     common = set.intersection(*(set(_loki_labels(line).items()) for line in lines))
+    shared = ", ".join(f'{k}="{v}"' for k, v in sorted(common))
+    top = (
+        "http://localhost:3100/loki/api/v1/query_range?direction=BACKWARD&limit=0&query=%7B%7D\n"
+        f"Common labels: {{{shared}}}\n"
+        if header
+        else ""
+    )
     labels = [
         "{"
         + ", ".join(
@@ -157,7 +165,7 @@ def loki_default(lines: list[ContainerLine]) -> str:
         for line in lines
     ]
     width = max(len(text) for text in labels)
-    return "".join(
+    return top + "".join(
         f"{line.time.split('.')[0].rstrip('Z')}Z {label.ljust(width)} {line.text.strip()}\n"
         for line, label in zip(reversed(lines), reversed(labels), strict=True)
     )

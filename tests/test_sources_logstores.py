@@ -32,7 +32,13 @@ from parsers.envelopes import (
 )
 from tests.conftest import SAMPLES
 from tests.helpers import run_cli
-from tests.logstore_envelopes import ENVELOPES, container_lines, loki_jsonl, viaq_record
+from tests.logstore_envelopes import (
+    ENVELOPES,
+    container_lines,
+    loki_default,
+    loki_jsonl,
+    viaq_record,
+)
 
 # kvsim histories: two replicas (always-restart), and a failover whose replicas restarted, so
 # their previous instances' logs are in the bundle too (leader-failover-gap)
@@ -233,3 +239,16 @@ def test_an_envelope_without_restarts_or_container_ids_says_instances_are_merged
         assert any(
             "2 container(s) is one stream across its restarts" in m for m in evidence.missing
         )
+
+
+def test_logcli_header_saved_with_the_lines_gives_the_common_labels(tmp_path):
+    """``logcli … 2>&1 > file``: the URL and Common labels come first; the lines leave the
+    common labels out, so the header's namespace and container are theirs."""
+    export = tmp_path / "logcli.txt"
+    export.write_text(loki_default(container_lines(SAMPLES / "always-restart"), header=True))
+    assert export.read_text().startswith("http://") and sniff_envelope(export.read_bytes())
+    with open_logs([str(export)]) as evidence:
+        assert {(s.info.namespace, s.info.container) for s in evidence.logs} == {
+            ("kubevirt", "virt-controller")
+        }
+        assert evidence.skipped == []
