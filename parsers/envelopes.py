@@ -92,6 +92,8 @@ def sniff_envelope(head: bytes) -> str | None:
     first = next((line for line in lines if line and not _LOGCLI_HEADER.match(line)), "")
     if _LOKI_LINE.fullmatch(first):
         return LOKI_TEXT
+    if first.startswith("["):
+        return _sniff_document(text, listed=True)
     if not first.startswith("{"):
         return None
     try:
@@ -101,11 +103,16 @@ def sniff_envelope(head: bytes) -> str | None:
     return _shape_of(record) if isinstance(record, dict) else None
 
 
-def _sniff_document(text: str) -> str | None:
-    """A pretty-printed search response or OTLP request: its first keys name it."""
+def _sniff_document(text: str, listed: bool = False) -> str | None:
+    """A pretty-printed search response or OTLP request: its first keys name it; a JSON array
+    (``listed``) of hits or of records: their keys."""
     head = text[:4096]
     if '"apiVersion"' in head:
         return None  # Kubernetes objects, whatever their fields are called
+    if listed:
+        if re.search(r'"_source"\s*:', head):
+            return ES_SEARCH
+        return OPENSHIFT if re.search(r'"kubernetes"\s*:', head) else None
     if re.search(r'^\s*"resourceLogs"\s*:', head, re.M):
         return OTLP
     if re.search(r'^\s*"hits"\s*:', head, re.M) or re.search(r'^\s*"took"\s*:', head, re.M):

@@ -252,3 +252,15 @@ def test_logcli_header_saved_with_the_lines_gives_the_common_labels(tmp_path):
             ("kubevirt", "virt-controller")
         }
         assert evidence.skipped == []
+
+
+@pytest.mark.parametrize("pretty", [True, False])
+def test_a_json_array_of_hits_is_read(tmp_path, pretty):
+    """Hits saved as one JSON array (a script's ``json.dump(response["hits"]["hits"])``)."""
+    lines = container_lines(SAMPLES / "always-restart")
+    hits = [{"_index": "infra-000001", "_source": viaq_record(line)} for line in lines]
+    export = tmp_path / "hits.json"
+    export.write_text(json.dumps(hits, indent=2 if pretty else None))
+    with open_logs([str(export)]) as evidence:
+        assert len(evidence.logs) == 2 and evidence.skipped == []
+        assert sum(1 for s in evidence.logs for _ in s.open()) == len(lines)
