@@ -264,3 +264,16 @@ def test_a_json_array_of_hits_is_read(tmp_path, pretty):
     with open_logs([str(export)]) as evidence:
         assert len(evidence.logs) == 2 and evidence.skipped == []
         assert sum(1 for s in evidence.logs for _ in s.open()) == len(lines)
+
+
+def test_an_export_larger_than_the_free_temp_space_is_refused(tmp_path, monkeypatch):
+    export = _export("always-restart", "loki.jsonl", tmp_path / "loki.jsonl")
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(
+        "kvtrace.sources.logstores.shutil.disk_usage",
+        lambda _: usage._replace(free=export.stat().st_size),
+    )
+    with open_logs([str(export)]) as evidence:
+        assert evidence.logs == []
+        ((_, reason),) = evidence.skipped
+    assert "bytes free in the temp directory" in reason and "TMPDIR" in reason

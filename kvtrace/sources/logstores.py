@@ -12,6 +12,7 @@ stream of the export, attributed as a ``--log`` file is, and are reported.
 
 from __future__ import annotations
 
+import shutil
 from array import array
 from collections import Counter
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ from parsers.lines import bounded_lines
 from parsers.records import SourceInfo
 from parsers.timestamps import parse_time
 
+FREE_SHARE = 0.9  # as for archives: the machine keeps a tenth of its temp space
 MAX_RECORD = 64 << 20  # one NDJSON record (an OTLP request of many lines) is read up to this
 _FLUSH_BYTES = 1 << 20
 # namespace, pod, container, restart count, container id
@@ -117,9 +119,13 @@ def add_export(builder: EvidenceBuilder, relative: str, path: Path | None = None
     if builder.spool is None:
         builder.skip(relative, "a log-store export, but no temp space to split it: not read")
         return
+    directory = builder.spool.new_dir()
+    no_room = _no_room(path, directory)
+    if no_room is not None:
+        builder.skip(relative, no_room)
+        return
     skips: Counter[str] = Counter()
     streams: dict[StreamKey, _Stream] = {}
-    directory = builder.spool.new_dir()
     try:
         for entry in _entries(builder, relative, path, skips):
             instance_id = None if entry.restart is not None else entry.container_id
@@ -139,6 +145,22 @@ def add_export(builder: EvidenceBuilder, relative: str, path: Path | None = None
     for reason, count in sorted(skips.items()):
         if reason not in STRUCTURE:
             builder.skip(relative, f"{count} record(s) of this log-store export skipped: {reason}")
+
+
+def _no_room(path: Path, directory: Path) -> str | None:
+    """The split copy is at most about the export's size (the envelopes go, a stamp stays); one
+    that would fill more than 90% of the temp directory's free space is refused before writing
+    (a compressed export is judged by its compressed size: its copy is capped by the log cap)."""
+    try:
+        size, free = path.stat().st_size, shutil.disk_usage(directory).free
+    except OSError:
+        return None
+    if size <= free * FREE_SHARE:
+        return None
+    return (
+        f"a log-store export of {size} bytes, and {free} bytes free in the temp directory: not "
+        "split; point TMPDIR at a larger disk"
+    )
 
 
 def _entries(
