@@ -28,9 +28,11 @@ NEWER_SITES = {
     "lifecycle.go:1175": "v1.8.0",  # the memory-overhead annotation
     "migration.go:630": "v0.56.0",  # the source node's migration failure
     "pool.go:1636": "v1.6.0",  # the pool's proactive update
+    "migration.go:1170": "v1.3.0",  # a cancelled target's deletion, this text (KV-MG-06)
+    "migration.go:1544": "v1.4.0",  # a timed-out target's deletion, this text (KV-MG-06)
 }
 READ_BY_RULES = ("decision", "api", "failure", "requeue", "backoff", "leader", "migration")
-READ_BY_ENDINGS = ("node", "pool")
+READ_BY_ENDINGS = ("node", "pool", "workload")
 
 
 def _findings(capsys, sample: str, *flags: str) -> tuple[int, list[dict], list[str]]:
