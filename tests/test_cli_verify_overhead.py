@@ -118,7 +118,9 @@ def test_ratio_flag_without_a_cr(capsys):
     code, out, _ = kvtrace(capsys, *args, "--overhead-ratio", "1.5", "-o", "json")
     doc = json.loads(out)
     assert code == 0 and doc["status"]["overhead"]["totalBytes"] == 440402280
-    ratio = next(s for s in doc["spec"]["settings"] if s["name"] == "additionalGuestMemoryOverheadRatio")
+    ratio = next(
+        s for s in doc["spec"]["settings"] if s["name"] == "additionalGuestMemoryOverheadRatio"
+    )
     assert ratio["source"] == "flag"
 
 

@@ -107,7 +107,9 @@ def test_no_kubeconfig_is_a_usage_error_naming_the_alternatives(tmp_path, capsys
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     code, _, err = kvtrace(capsys, "timeline", "default/testvm")
     assert code == 2 and err.startswith("error: no evidence given: use --bundle PATH")
-    no_cluster = "no kubeconfig at $KUBECONFIG and not running in a pod (or give --server URL --token T)"
+    no_cluster = (
+        "no kubeconfig at $KUBECONFIG and not running in a pod (or give --server URL --token T)"
+    )
     assert err.rstrip().endswith(no_cluster)
     code, _, err = kvtrace(capsys, "collect", "-f", str(tmp_path / "b"))
     assert (code, err) == (2, f"error: {no_cluster}\n")
