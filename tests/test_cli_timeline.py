@@ -231,10 +231,10 @@ def test_model_summary_lists_every_violation_first_and_caps_repeated_open_questi
     lines = model_lines(Assessment([*asked, *broken, *other]))
     assert lines[0].endswith("0 explained, 5 violations, 8 unverifiable")
     assert [line.split(": ", 1)[1] for line in lines[1:6]] == [
-        f"broken {k} [rows {21 + k}]" for k in range(5)
+        f"broken {k} [row {21 + k}]" for k in range(5)
     ]
     assert lines[6 : 6 + UNVERIFIABLE_SHOWN] == [
-        f"  ? KV-BO-01 (error): question {k} [rows {k + 1}]" for k in range(UNVERIFIABLE_SHOWN)
+        f"  ? KV-BO-01 (error): question {k} [row {k + 1}]" for k in range(UNVERIFIABLE_SHOWN)
     ]
     assert lines[6 + UNVERIFIABLE_SHOWN :] == [
         f"  ? KV-BO-01: {7 - UNVERIFIABLE_SHOWN} more like these (-o json lists every one)",

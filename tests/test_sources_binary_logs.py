@@ -73,3 +73,18 @@ def test_cli_names_the_skipped_binary(capsys, tmp_path):
     code, out, err = run_cli(capsys, "timeline", "default/testvm", "--log", str(binary))
     assert code == 1 and out == ""
     assert f"{binary}: binary file" in err and "--log reads text logs" in err
+
+
+def test_text_lines_before_a_nul_run_are_a_log_with_a_damaged_tail(tmp_path):
+    """A node that lost power leaves zeros after the last line written: the lines are evidence."""
+    lines = LOG.read_bytes().splitlines(keepends=True)[:2]
+    damaged = tmp_path / "current.log"
+    damaged.write_bytes(b"".join(lines) + bytes(16384))
+    assert not looks_binary(damaged.read_bytes()[:65536])
+    with open_logs([str(damaged)]) as evidence:
+        assert [s.info.source_id for s in evidence.logs] == [str(damaged)]
+        assert evidence.skipped == []
+
+
+def test_a_nul_in_the_first_line_is_binary():
+    assert looks_binary(b"{\"level\":\"info\"\x00}\n" + b"x" * 100)

@@ -38,7 +38,7 @@ BUNDLE_MANIFEST = "manifest.json"
 # tool's metadata: never a log.
 _NOT_OUR_MANIFEST = "manifest.json is not a kvtrace BundleManifest nor Kubernetes objects: not read"
 SKIP_REASONS = {
-    BINARY: "binary file (NUL bytes, or its first KiB is not text): not a log, YAML or JSON",
+    BINARY: "binary file (NUL bytes in its first line, or its first KiB is not text): not a log, YAML or JSON",
     EMPTY: "empty file",
     DESCRIBE: "kubectl describe output is not read; export the object with kubectl get -o yaml",
     HTML: "HTML file: not evidence kvtrace reads",
@@ -70,11 +70,16 @@ def sniff(head: bytes) -> str:
 
 
 def looks_binary(head: bytes) -> bool:
-    """NUL bytes in the first 8 KiB, or a first KiB that is not text: more than
+    """A NUL byte in the first line, or a first KiB that is not text: more than
     :data:`NOT_TEXT_SHARE` of it undecodable or control characters (a log with a few damaged
-    bytes stays a log)."""
-    if b"\x00" in head[:8192]:
-        return True
+    bytes stays a log). Whole text lines before a run of NUL bytes are a log with a damaged
+    tail — what a node that lost power leaves in a preallocated file — and are read; the line
+    reader reports the NUL run."""
+    nul = head.find(b"\x00", 0, 8192)
+    if nul != -1:
+        if b"\n" not in head[:nul]:
+            return True
+        head = head[:nul]
     text = head[:BINARY_PROBE].decode("utf-8", errors="replace")
     odd = sum(1 for char in text if char == "\ufffd" or (char < " " and char not in "\t\n\r\f\x1b"))
     return bool(text) and odd > NOT_TEXT_SHARE * len(text)
