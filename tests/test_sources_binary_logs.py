@@ -87,4 +87,4 @@ def test_text_lines_before_a_nul_run_are_a_log_with_a_damaged_tail(tmp_path):
 
 
 def test_a_nul_in_the_first_line_is_binary():
-    assert looks_binary(b"{\"level\":\"info\"\x00}\n" + b"x" * 100)
+    assert looks_binary(b'{"level":"info"\x00}\n' + b"x" * 100)
