@@ -38,7 +38,10 @@ BUNDLE_MANIFEST = "manifest.json"
 # tool's metadata: never a log.
 _NOT_OUR_MANIFEST = "manifest.json is not a kvtrace BundleManifest nor Kubernetes objects: not read"
 SKIP_REASONS = {
-    BINARY: "binary file (NUL bytes in its first line, or its first KiB is not text): not a log, YAML or JSON",
+    BINARY: (
+        "binary file (NUL bytes in its first line, or its first KiB is not text): "
+        "not a log, YAML or JSON"
+    ),
     EMPTY: "empty file",
     DESCRIBE: "kubectl describe output is not read; export the object with kubectl get -o yaml",
     HTML: "HTML file: not evidence kvtrace reads",
