@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob as local_glob
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from kvtrace.errors import InputError, KvtraceError
@@ -80,10 +81,12 @@ def _bundles_in(location: str) -> list[BundleSource]:
     return [BundleSource(location, root) for root in roots]
 
 
-def _directory_bundles(location: str) -> list[str]:
+@lru_cache(maxsize=16)
+def _directory_bundles(location: str) -> tuple[str, ...]:
     """The bundle roots of a local directory (listed, nothing read but the files that mark a
-    layout); none for anything else."""
+    layout); none for anything else. Cached: ``is_fleet`` and ``discover`` ask for the same
+    directory, and walking a big must-gather twice is work for nothing."""
     if is_url(location) or not Path(local_path(location)).is_dir():
-        return []
+        return ()
     tree = walk_directory(Path(local_path(location)), Limits.from_env().max_depth)
-    return bundle_roots(tree)
+    return tuple(bundle_roots(tree))
