@@ -77,9 +77,10 @@ def test_the_help_width_is_clicks_without_shutil(monkeypatch, columns):
     assert help_width() == max(min(shutil.get_terminal_size().columns, 80) - 2, 50)
 
 
-def test_help_does_not_import_shutil():
+@pytest.mark.parametrize("argv", [["--help"], ["timeline", "--help"], ["check", "--help"]])
+def test_help_does_not_import_shutil(argv):
     script = (
-        "import sys\nfrom kvtrace.cli import run\nrun(['--help'])\nprint('shutil' in sys.modules)"
+        f"import sys\nfrom kvtrace.cli import run\nrun({argv!r})\nprint('shutil' in sys.modules)"
     )
     done = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True

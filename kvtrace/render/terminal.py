@@ -10,7 +10,6 @@ Only a terminal has a width: piped, a table keeps every value whole.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
@@ -51,8 +50,14 @@ def detect(color: str = "auto", headers: bool = True, stream: TextIO | None = No
     """The view of ``stream`` (stdout): its width and colour if it is a terminal."""
     stream = stream if stream is not None else _stdout()
     tty = _isatty(stream)
-    width = shutil.get_terminal_size().columns if tty else None
+    width = _columns() if tty else None
     return View(width=width, headers=headers, color=wants_color(color, tty))
+
+
+def _columns() -> int:
+    import shutil  # here, not at the top: a command's --help never needs it (start-up time)
+
+    return shutil.get_terminal_size().columns
 
 
 def wants_color(color: str, tty: bool) -> bool:
