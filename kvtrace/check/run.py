@@ -28,10 +28,13 @@ def run_check(
     version_flag: str | None = None,
     keep_timelines: bool = False,
     progress: bool = False,
+    since: bool = False,
 ) -> CheckReport:
     """Check the selected VMs. ``keep_timelines`` (a report that draws them) checks in this
     process, so every VM comes back with its timeline; else large logs go to the workers, with
-    a progress line on stderr when ``progress`` (and stderr is a terminal)."""
+    a progress line on stderr when ``progress`` (and stderr is a terminal). ``since``: the
+    report will be windowed (:func:`~kvtrace.check.report.since_moment`), so every VM keeps
+    what the window needs: its timeline in this process, its ``Reach`` from the workers."""
     namespaces = {selection.namespace} if selection.namespace else None
     only = (selection.namespace or "default", selection.name) if selection.name else None
     router = router_for(evidence, namespaces, only, selection.keeps if selection.labels else None)
@@ -39,7 +42,7 @@ def run_check(
         from kvtrace.check.progress import CheckProgress
         from kvtrace.check.workers import check_partitioned
 
-        vms, reports = check_partitioned(evidence, router, CheckProgress(progress))
+        vms, reports = check_partitioned(evidence, router, CheckProgress(progress), since)
     else:
         vms, reports = _check_here(evidence, router)
     if not vms:

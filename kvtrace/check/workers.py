@@ -36,7 +36,7 @@ from kvtrace.check.partition import (
     split_all,
 )
 from kvtrace.check.progress import CheckProgress
-from kvtrace.check.report import VMCheck
+from kvtrace.check.report import VMCheck, without_timeline
 from kvtrace.check.vms import check_scopes
 from kvtrace.evidence import Evidence, LogStream
 from kvtrace.sources.safety import temp_space
@@ -57,6 +57,7 @@ class _Job:
     streams: list[LogStream]
     directory: str
     buckets: int
+    since: bool = False  # --since: each VM comes back with the Reach its window needs
     leader_rows: list[TimelineRow] | None = None
 
 
@@ -75,14 +76,20 @@ def workers() -> int:
 
 
 def check_partitioned(
-    evidence: Evidence, router: Router, progress: CheckProgress | None = None
+    evidence: Evidence,
+    router: Router,
+    progress: CheckProgress | None = None,
+    since: bool = False,
 ) -> tuple[list[VMCheck], list[SourceReport]]:
+    """Check every VM of ``router`` in the workers; with ``since``, each VM's result carries
+    its :class:`~kvtrace.check.report.Reach` (``check --since`` chooses by row times)."""
     global _JOB
     streams = sorted(evidence.logs, key=stream_order)
     count = workers()
     shown = progress or CheckProgress(False)
     with temp_space() as directory:
-        _JOB = _Job(evidence, router, streams, str(directory), bucket_count(streams, count))
+        buckets = bucket_count(streams, count)
+        _JOB = _Job(evidence, router, streams, str(directory), buckets, since)
         try:
             with _pool(count) as pool:
                 aliases = _aliases(router)
@@ -196,8 +203,10 @@ def _check_bucket(task: tuple[str, dict[int, int]]) -> BucketResult:
     finally:
         gc.enable()
     result.vms = check_scopes(
-        job.evidence, sub, routed.rows, _leader_rows(job, first), [], keep=False
+        job.evidence, sub, routed.rows, _leader_rows(job, first), [], keep=job.since
     )
+    if job.since:
+        result.vms = [without_timeline(vm) for vm in result.vms]
     return result
 
 

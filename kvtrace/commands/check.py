@@ -96,10 +96,12 @@ def check_command(
     if not (namespace or all_namespaces) and not (vm and "/" in vm):
         namespace = live_namespace(bundle, logs, cluster)  # live: the context's namespace
     selection = _selection(vm, namespace, all_namespaces, selector)
-    keep = output in DRAWS_TIMELINES or since is not None  # --since chooses by row times
+    keep = output in DRAWS_TIMELINES
     try:
         with open_evidence(bundle, logs, cluster, _live_scope(selection)) as evidence:
-            report = run_check(evidence, selection, kubevirt_version, keep, not cluster.quiet)
+            report = run_check(
+                evidence, selection, kubevirt_version, keep, not cluster.quiet, since is not None
+            )
             reference = evidence.captured_at
     except InputError:
         if not (bundle and holds_several(bundle)):  # an archive of bundles: the fleet reads all
@@ -152,16 +154,11 @@ def _selection(
 
 
 def _since(report: CheckReport, since: str, reference: datetime | None) -> CheckReport:
-    from kvtrace.check.report import since_moment
+    from kvtrace.check.report import last_row_time, since_moment
     from kvtrace.timefmt import now, parse_window_bound
 
-    moment = parse_window_bound(since, reference or _last_row_time(report) or now())
+    moment = parse_window_bound(since, reference or last_row_time(report) or now())
     return since_moment(report, moment) if moment else report
-
-
-def _last_row_time(report: CheckReport) -> datetime | None:
-    times = [t for vm in report.vms if vm.timeline and (t := vm.timeline.last_time())]
-    return max(times) if times else None
 
 
 def _write(report: CheckReport, output: str, output_file: str | None) -> None:
