@@ -23,33 +23,44 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import yaml
 
 from parsers.yamlguard import MAX_YAML_BYTES, yaml_refusal
 
-_BaseLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    import yaml
 
 
-class PlainTimeLoader(_BaseLoader):  # type: ignore[misc,valid-type]
-    """SafeLoader without timestamp resolution and with YAML 1.2 booleans only."""
+@cache
+def plain_time_loader() -> type[yaml.SafeLoader]:
+    """SafeLoader without timestamp resolution and with YAML 1.2 booleans only. Built on first
+    use: a JSON bundle or a log never needs YAML, and importing it is a good part of start-up."""
+    import yaml
 
+    base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-PlainTimeLoader.yaml_implicit_resolvers = {
-    first: [
-        (tag, regexp)
-        for tag, regexp in resolvers
-        if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")
-    ]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-PlainTimeLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool",
-    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"),
-)
+    class PlainTimeLoader(base):  # type: ignore[misc,valid-type]
+        """SafeLoader without timestamp resolution and with YAML 1.2 booleans only."""
+
+    loader: type[yaml.SafeLoader] = PlainTimeLoader
+    loader.yaml_implicit_resolvers = {
+        first: [
+            (tag, regexp)
+            for tag, regexp in resolvers
+            if tag not in ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:bool")
+        ]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool",
+        re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+        list("tTfF"),
+    )
+    return loader
+
 
 _OLM_SEPARATOR = re.compile(r"^-{4,}[ \t]*\r?$", re.MULTILINE)
 _FIRST_KEY = re.compile(r"^(?:apiVersion|kind|items|metadata):|^- apiVersion:")
@@ -150,11 +161,14 @@ def _load_yaml(
 ) -> tuple[list[Any], ManifestError | None]:
     """All documents, or the first error with its line mapped back to the original input
     (``numbers``: the original line of each line of ``text``; None when they are the same)."""
-    refusal = yaml_refusal(text, PlainTimeLoader)
+    import yaml
+
+    loader = plain_time_loader()
+    refusal = yaml_refusal(text, loader)
     if refusal is not None:
         return [], ManifestError(path, _original_line(refusal.line, numbers), None, refusal.message)
     try:
-        return list(yaml.load_all(text, Loader=PlainTimeLoader)), None
+        return list(yaml.load_all(text, Loader=loader)), None
     except yaml.MarkedYAMLError as exc:
         return [], _marked_error(exc, numbers, path)
     except (yaml.YAMLError, ValueError, RecursionError) as exc:

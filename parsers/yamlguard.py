@@ -18,15 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 MAX_YAML_BYTES = 256 << 20  # one YAML file; JSON (orjson: compact, no aliases) has no cap here
 MAX_ALIASES = 100
 MAX_NODES = 4_000_000  # about 600 MB loaded; a 50 MB events list holds about 2 million
 GUARD_FROM_BYTES = 4 << 20  # smaller inputs without '&' or '*' cannot reach either cap
-
-_OPEN = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
-_CLOSE = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
 
 @dataclass(frozen=True)
@@ -46,16 +41,18 @@ class _Count:
 
     def add(self, event: Any) -> str | None:
         """Count one event; a reason to refuse, or None."""
+        import yaml  # here: only YAML input needs it (start-up)
+
         if isinstance(event, yaml.AliasEvent):
             return self._alias(event.anchor or "")
         if isinstance(event, yaml.ScalarEvent):
             self.nodes += 1
             if event.anchor:
                 self.sizes[event.anchor] = 1
-        elif isinstance(event, _OPEN):
+        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             self.open.append((event.anchor, self.nodes))
             self.nodes += 1
-        elif isinstance(event, _CLOSE):
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             anchor, before = self.open.pop()
             if anchor:
                 self.sizes[anchor] = self.nodes - before
@@ -76,6 +73,8 @@ def yaml_refusal(
     a self-referencing alias), or None. Text the parser rejects is left to the loader's error."""
     if len(text) < GUARD_FROM_BYTES and "&" not in text and "*" not in text:
         return None
+    import yaml
+
     count = _Count()
     try:
         for event in yaml.parse(text, Loader=loader):

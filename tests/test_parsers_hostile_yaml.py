@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from kvtrace.sources.bundle import open_bundle
-from parsers.manifests import PlainTimeLoader, expand_lists, load_manifests
+from parsers.manifests import expand_lists, load_manifests, plain_time_loader
 from parsers.yamlguard import MAX_ALIASES, yaml_refusal
 
 
@@ -58,8 +58,8 @@ def test_a_document_containing_itself_is_refused() -> None:
 
 
 def test_the_node_cap_counts_expanded_aliases() -> None:
-    assert yaml_refusal("a: &a [1, 2, 3]\nb: [*a, *a]\n", PlainTimeLoader, max_nodes=14)
-    assert yaml_refusal("a: &a [1, 2, 3]\nb: [*a]\n", PlainTimeLoader, max_nodes=14) is None
+    assert yaml_refusal("a: &a [1, 2, 3]\nb: [*a, *a]\n", plain_time_loader(), max_nodes=14)
+    assert yaml_refusal("a: &a [1, 2, 3]\nb: [*a]\n", plain_time_loader(), max_nodes=14) is None
 
 
 def test_expand_lists_ends_on_a_structure_that_contains_itself() -> None:
@@ -114,5 +114,5 @@ def test_yaml_past_the_byte_cap_is_refused_and_json_is_not() -> None:
 def test_a_large_dump_of_tiny_nodes_is_refused_by_the_node_cap() -> None:
     text = "kind: List\nitems:\n" + "- {kind: Event, n: 1}\n" * 2000
     assert len(text) < 1 << 20
-    refusal = yaml_refusal(text + "x: &x 1\n", PlainTimeLoader, max_nodes=5000)
+    refusal = yaml_refusal(text + "x: &x 1\n", plain_time_loader(), max_nodes=5000)
     assert refusal is not None and refusal.line < 2000

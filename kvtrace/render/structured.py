@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import yaml
 
 from kvtrace.render.controls import csv_cell
 
@@ -17,8 +17,21 @@ def to_json(document: dict[str, Any]) -> str:
     return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n"
 
 
-class _Dumper(yaml.SafeDumper):
-    """Block-style YAML that keeps key order, like kubectl."""
+if TYPE_CHECKING:
+    import yaml
+
+
+@cache
+def _dumper() -> type[yaml.SafeDumper]:
+    """Block-style YAML that keeps key order, like kubectl (built on first use: -o json and the
+    tables never import yaml)."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    Dumper.add_representer(str, _str)
+    return Dumper
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
@@ -26,11 +39,10 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
-_Dumper.add_representer(str, _str)
-
-
 def to_yaml(document: dict[str, Any]) -> str:
-    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 16)
+    import yaml
+
+    return yaml.dump(document, Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=1 << 16)
 
 
 def _cell(value: Any) -> Any:

@@ -13,12 +13,11 @@ from __future__ import annotations
 import io
 import os
 import shutil
-import tarfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from kvtrace.errors import InputError, UnsafeBundleError
 from kvtrace.sources.safety import (
@@ -37,6 +36,9 @@ from kvtrace.sources.safety import (
     unreadable,
 )
 from kvtrace.sources.walk import BundleTree, is_inside, too_deep_reason, walk_directory
+
+if TYPE_CHECKING:
+    import tarfile  # imported where an archive is read: a directory bundle never needs it
 
 _CHUNK = 256 * 1024
 _TAR_BLOCK = 512
@@ -105,6 +107,8 @@ def _single_file(path: Path, limits: Limits) -> Iterator[BundleTree]:
 
 def extract_tar(archive: Path, dest: Path, limits: Limits) -> Skipped:
     """Extract regular files and directories of ``archive`` under ``dest``; report the rest."""
+    import tarfile
+
     survey_tar(archive, dest, limits)
     skipped: Skipped = []
     budget = _Budget(archive, dest, limits)
@@ -123,6 +127,8 @@ def survey_tar(archive: Path, dest: Path, limits: Limits) -> None:
     is refused from the header of the member that crosses a cap, before any data is written,
     and so is a bundle the temp directory has no room for. Archives too small to reach the
     total cap are not surveyed (the extraction's own checks suffice)."""
+    import tarfile
+
     ratio = _MAX_RATIO.get(compression_of(archive))
     if ratio is not None and archive.stat().st_size * ratio <= limits.max_total_bytes:
         return
@@ -142,6 +148,8 @@ def survey_tar(archive: Path, dest: Path, limits: Limits) -> None:
 
 @contextmanager
 def _tar_stream(archive: Path, budget: _Budget) -> Iterator[tarfile.TarFile]:
+    import tarfile
+
     with decompressed(archive) as stream:
         counted = CappedReader(stream, budget.stream_cap(), str(archive), ENV_MAX_BUNDLE_BYTES)
         with tarfile.open(fileobj=io.BufferedReader(counted, _CHUNK), mode="r|") as tar:
