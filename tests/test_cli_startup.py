@@ -86,3 +86,28 @@ def test_help_does_not_import_shutil(argv):
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("command", ["timeline", "check"])
+def test_a_json_bundle_is_read_without_yaml_or_tarfile(tmp_path, command):
+    """A directory bundle of JSON objects read to JSON output needs neither YAML nor archives:
+    importing them is start-up time that grep never pays."""
+    from kvsim.histories import legitimate
+    from tests.simulated import bundle_of
+
+    history = legitimate(5, vm_count=1)
+    root = bundle_of(history, tmp_path / "bundle")
+    assert not list(root.glob("objects/*.yaml"))
+    target = ["timeline", f"default/{history.vms[0]}"] if command == "timeline" else ["check", "-A"]
+    argv = [*target, "--bundle", str(root), "-o", "json"]
+    script = (
+        "import sys\nfrom kvtrace.cli import run\n"
+        f"code = run({argv!r})\nprint(code, 'yaml' in sys.modules, 'tarfile' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    code, yaml_loaded, tar_loaded = done.stdout.splitlines()[-1].split()
+    assert code in ("0", "3") and (yaml_loaded, tar_loaded) == ("False", "False"), done.stdout[
+        -300:
+    ]
