@@ -116,6 +116,12 @@ class Catalog:
                 return site
         return None
 
+    def may_report_failure(self, file: str, line: int, level: str) -> bool:
+        """Whether a call site at ``file:line`` printing at ``level`` in some release tells of a
+        failure (:attr:`CallSite.reports_failure`): when none does, no text printed there can."""
+        sites = self.at.get((file, line), ())
+        return any(site.level == level and site.reports_failure for site, _ in sites)
+
     def lineage(self, file: str, line: int, release: str = "v1.9.0") -> tuple[CallSite, ...]:
         """The call site at ``file:line`` of ``release`` and the sites it moved from: same text
         and level in another file or through another logger (glog before v1.6.0), in releases

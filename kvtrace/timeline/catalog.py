@@ -545,7 +545,7 @@ PRE_V1_VM = Message(
 def match_record(record: LogRecord) -> tuple[Message, dict[str, str]] | None:
     """:func:`match` for a parsed line; a 2018-era line about an OfflineVirtualMachine that
     matches nothing is :data:`PRE_V1_VM`."""
-    found = match(record.msg, record.pos)
+    found = _match_at(record.msg, record.pos)
     if found is None and ERA_FLAG in record.flags and record.kind == "OfflineVirtualMachine":
         return PRE_V1_VM, {}
     return found
@@ -556,6 +556,12 @@ def match(text: str, pos: str | None = None) -> tuple[Message, dict[str, str]] |
     text and its file together: the same text printed from another file is another message
     (the VMI controller's ``reenqueuing`` text also comes from disruptionbudget.go)."""
     return _match(text, pos.split(":", 1)[0] if pos else None)
+
+
+@lru_cache(maxsize=4096)
+def _match_at(text: str, pos: str | None) -> tuple[Message, dict[str, str]] | None:
+    """:func:`match`, cached by the whole ``pos`` (every parsed line asks)."""
+    return match(text, pos)
 
 
 @lru_cache(maxsize=4096)

@@ -73,11 +73,11 @@ def log_rows(
     ordered = sorted(streams, key=stream_order)
     rows: list[TimelineRow] = []
     reports: list[SourceReport] = []
-    dedup = LineDedup()
+    dedup, ids = LineDedup(), ScopeIds.of(scope)
     for scan in scan_streams(ordered, needles_for(scope)):
         report = _report(scan)
         for record in _parse(scan, anchor, report.tally):
-            row = _row_for(record, scope, scan.stream)
+            row = _row_for(record, ids, scan.stream)
             if row is None:
                 continue
             if dedup.duplicate(record, scan.stream):
@@ -112,32 +112,51 @@ class LineDedup:
     timestamp, text, position, object and reason; two files whose lines coincide are one
     container's log, so a file that names no pod takes the name of the one it repeats."""
 
-    seen: dict[tuple[object, ...], tuple[str, str | None]] = field(default_factory=dict)
+    # a line's key -> the record's pod, stream and kubelet stamp where it was first seen
+    seen: dict[tuple[object, ...], tuple[str | None, LogStream, object]] = field(
+        default_factory=dict
+    )
+    # the kubelet stamps of a line seen more than once
     written: dict[tuple[object, ...], set[object]] = field(default_factory=dict)
     alias: dict[str, str] = field(default_factory=dict)
 
     def duplicate(self, record: LogRecord, stream: LogStream) -> bool:
-        if record.time is None:
+        time = record.time
+        if time is None:
             return False
-        key = (record.time, record.msg, record.pos, record.uid, record.reason, record.level)
-        source, pod = source_name(record, stream), record.pod or stream.info.pod
+        key = (  # the Timestamp's fields rather than the Timestamp: they hash in C
+            time.at,
+            time.resolution_us,
+            time.flags,
+            record.msg,
+            record.pos,
+            record.uid,
+            record.reason,
+            record.level,
+        )
         first = self.seen.get(key)
-        if self._written_again(key, record.captured_at) or first is None:
-            self.seen.setdefault(key, (source, pod))
+        if first is None:  # most lines: seen once (their source is named only if seen again)
+            self.seen[key] = (record.pod, stream, record.captured_at)
             return False
-        first_source, first_pod = first
+        first_pod, first_stream, first_stamp = first
+        if self._written_again(key, first_stamp, record.captured_at):
+            return False
+        pod, first_pod = record.pod or stream.info.pod, first_pod or first_stream.info.pod
         if pod and first_pod and pod != first_pod:
             return False  # two replicas printing the same line at the same µs: both happened
+        source, first_source = source_name(record, stream), _name_of(first_pod, first_stream)
         if first_source != source and not pod:
             self.alias.setdefault(source, first_source)
         return True
 
-    def _written_again(self, key: tuple[object, ...], written_at: object) -> bool:
+    def _written_again(self, key: tuple[object, ...], first: object, written_at: object) -> bool:
         """One text printed twice in one µs (two log calls in a row): the kubelet stamped each
         write with its own nanosecond. With no prefix on either side the two cannot be told
         from one line given twice, and one line is the safe reading."""
-        stamps = self.written.setdefault(key, set())
-        again = bool(stamps) and written_at is not None and not stamps & {None, written_at}
+        stamps = self.written.get(key)
+        if stamps is None:
+            stamps = self.written[key] = {first}
+        again = written_at is not None and not stamps & {None, written_at}
         stamps.add(written_at)
         return again
 
@@ -153,25 +172,68 @@ def stream_order(stream: LogStream) -> tuple[bool, str]:
     return stream.info.pod is None, stream.info.source_id
 
 
+@dataclass(frozen=True, slots=True)
+class ScopeIds:
+    """What lines are attributed to a scope by, computed once per scope (not once per line)."""
+
+    namespace: str
+    name: str
+    key: str  # ``ns/name``
+    vm_uid: str | None
+    vmi_uids: frozenset[str]
+    pod_uids: frozenset[str | None]
+    pod_names: frozenset[str]
+    owned_names: frozenset[str]
+    launcher_prefix: str  # ``virt-launcher-<name>-``: the generated names of its launcher pods
+
+    @classmethod
+    def of(cls, scope: VMScope) -> ScopeIds:
+        return cls(
+            scope.namespace,
+            scope.name,
+            f"{scope.namespace}/{scope.name}",
+            scope.vm_uid,
+            frozenset(scope.vmi_uids),
+            frozenset(p.uid for p in scope.pods),
+            frozenset(scope.pod_names),
+            frozenset(scope.owned_names),
+            f"virt-launcher-{scope.name}-",
+        )
+
+
+_BY_UID, _BY_POD_UID, _BY_NAME = Attribution("uid"), Attribution("pod uid"), Attribution("name")
+_BY_POD_NAME, _BY_OWNED = Attribution("pod name"), Attribution("snapshot or restore of the VM")
+_BY_KEY, _BY_TEXT = Attribution("key in message"), Attribution("named in message")
+
+
 def attribute(record: LogRecord, scope: VMScope, matched: dict[str, str]) -> Attribution | None:
-    uid = record.uid or None
-    if uid and uid == scope.vm_uid:
-        return Attribution("uid")
-    if uid and uid in scope.vmi_uids:
-        return Attribution("uid", uid)
-    if uid and uid in {p.uid for p in scope.pods}:
-        return Attribution("pod uid")
-    if record.namespace == scope.namespace and record.name == scope.name:
-        return Attribution("name", _vmi_uid_from_unknown(record, scope))
-    if record.namespace == scope.namespace and _is_launcher_of(record.name, scope):
-        return Attribution("pod name")
-    if record.namespace == scope.namespace and record.name in scope.owned_names:
-        return Attribution("snapshot or restore of the VM")
-    key = matched.get("key")
-    if key == f"{scope.namespace}/{scope.name}":
-        return Attribution("key in message")
-    if _named_in_text(record.msg, scope.namespace, scope.name, record.namespace):
-        return Attribution("named in message")
+    """How ``record`` is tied to ``scope``, or None when it is not its VM's line."""
+    return attribute_to(record, ScopeIds.of(scope), matched)
+
+
+def attribute_to(record: LogRecord, ids: ScopeIds, matched: dict[str, str]) -> Attribution | None:
+    """:func:`attribute` with the scope's identifiers computed once."""
+    uid = record.uid
+    if uid:
+        if uid == ids.vm_uid:
+            return _BY_UID
+        if uid in ids.vmi_uids:
+            return Attribution("uid", uid)
+        if uid in ids.pod_uids:
+            return _BY_POD_UID
+    if record.namespace == ids.namespace:
+        name = record.name
+        if name == ids.name:
+            vmi_uid = _vmi_uid_from_unknown(record, ids.vm_uid)
+            return _BY_NAME if vmi_uid is None else Attribution("name", vmi_uid)
+        if _is_launcher_of(name, ids):
+            return _BY_POD_NAME
+        if name in ids.owned_names:
+            return _BY_OWNED
+    if matched and matched.get("key") == ids.key:
+        return _BY_KEY
+    if _named_in_text(record.msg, ids.namespace, ids.name, record.namespace):
+        return _BY_TEXT
     return None
 
 
@@ -186,13 +248,18 @@ TEXT_KEY = re.compile(
 )
 
 
-def keys_in_text(text: str) -> list[tuple[str, str]]:
+def keys_in_text(text: str) -> tuple[tuple[str, str], ...]:
     """``(namespace, name)`` of every VM or VMI the text names (:data:`TEXT_KEY`). Most lines
     name none: without a ``/`` or an ``in namespace`` no pattern can match (checked first, as
-    ``check`` asks this of every line)."""
+    ``check`` asks this of every line); the others repeat (a requeue per failed reconcile)."""
     if "/" not in text and " in namespace " not in text:
-        return []
-    return [text_key(found) for found in TEXT_KEY.finditer(text)]
+        return ()
+    return _keys_in_text(text)
+
+
+@lru_cache(maxsize=4096)
+def _keys_in_text(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple(text_key(found) for found in TEXT_KEY.finditer(text))
 
 
 def text_key(found: re.Match[AnyStr]) -> tuple[AnyStr, AnyStr]:
@@ -228,29 +295,28 @@ def _tokens(namespace: str, name: str) -> tuple[re.Pattern[str], ...]:
     )
 
 
-def _vmi_uid_from_unknown(record: LogRecord, scope: VMScope) -> str | None:
+def _vmi_uid_from_unknown(record: LogRecord, vm_uid: str | None) -> str | None:
     """A uid on a VMI-controller line that is not the VM's is a VMI incarnation."""
-    pos_file = (record.pos or "").split(":", 1)[0]
-    if record.uid and record.uid != scope.vm_uid and pos_file in {"vmi.go", "lifecycle.go"}:
-        return record.uid
-    return None
+    uid = record.uid
+    if not uid or uid == vm_uid:
+        return None
+    return uid if (record.pos or "").split(":", 1)[0] in {"vmi.go", "lifecycle.go"} else None
 
 
-def _is_launcher_of(name: str | None, scope: VMScope) -> bool:
+def _is_launcher_of(name: str | None, ids: ScopeIds) -> bool:
     if not name:
         return False
-    return name in scope.pod_names or (
-        name.startswith(f"virt-launcher-{scope.name}-")
-        and (len(name) == len(f"virt-launcher-{scope.name}-") + 5)
+    return name in ids.pod_names or (
+        name.startswith(ids.launcher_prefix) and len(name) == len(ids.launcher_prefix) + 5
     )
 
 
-def _row_for(record: LogRecord, scope: VMScope, stream: LogStream) -> TimelineRow | None:
+def _row_for(record: LogRecord, ids: ScopeIds, stream: LogStream) -> TimelineRow | None:
     found = catalog.match_record(record)
     entry, matched = found if found else (None, {})
     if entry and entry.category == "leader":
         return make_row(record, stream, entry, matched, None)
-    attribution = attribute(record, scope, matched)
+    attribution = attribute_to(record, ids, matched)
     if attribution is None:
         return None
     return make_row(record, stream, entry, matched, attribution.vmi_uid)
@@ -264,8 +330,18 @@ def category(record: LogRecord, entry: catalog.Message | None) -> str:
         return entry.category
     if record.level in ("error", "fatal"):
         return "failure"
+    if not _may_report_failure(record.pos, record.level):
+        return "log"  # most lines: no call site at their pos tells of a failure, whatever the text
     site = _site(record.pos, record.level, record.msg)
     return "failure" if site is not None and site.reports_failure else "log"
+
+
+@lru_cache(maxsize=1024)
+def _may_report_failure(pos: str | None, level: str) -> bool:
+    file, _, line = (pos or "").rpartition(":")
+    if not file or not line.isdigit():
+        return False
+    return callsite_catalog().may_report_failure(file, int(line), level)
 
 
 @lru_cache(maxsize=4096)
@@ -277,7 +353,12 @@ def _site(pos: str | None, level: str, msg: str) -> CallSite | None:
 
 
 def source_name(record: LogRecord, stream: LogStream) -> str:
-    return _source_name(record.pod or stream.info.pod, stream.info.instance, stream.info.source_id)
+    return _name_of(record.pod or stream.info.pod, stream)
+
+
+def _name_of(pod: str | None, stream: LogStream) -> str:
+    """The source name of a line of ``stream`` printed by ``pod`` (the record's or the stream's)."""
+    return _source_name(pod, stream.info.instance, stream.info.source_id)
 
 
 @lru_cache(maxsize=1024)
@@ -294,19 +375,23 @@ def make_row(
     matched: dict[str, str],
     vmi_uid: str | None,
 ) -> TimelineRow:
+    # Every field by position, in TimelineRow's order: a frozen dataclass built with keywords
+    # costs half as much again, and this runs for every line of a log.
+    info = stream.info
     return TimelineRow(
-        time=record.time,
-        origin="log",
-        source=source_name(record, stream),
-        category=category(record, entry),
-        what=record.msg,
-        evidence=Provenance("log", stream.info.source_id, line=record.line_no),
-        incarnation=vmi_uid,
-        pos=record.pos,
-        level=record.level,
-        reason=record.reason,
-        message_id=entry.id if entry else None,
-        args=tuple(sorted(matched.items())),
-        subject=record.uid,
-        subject_name=record.name,
+        record.time,
+        "log",  # origin
+        _source_name(record.pod or info.pod, info.instance, info.source_id),
+        entry.category if entry else category(record, None),
+        record.msg,  # what
+        Provenance("log", info.source_id, record.line_no),
+        vmi_uid,  # incarnation
+        record.pos,
+        record.level,
+        record.reason,
+        entry.id if entry else None,  # message_id
+        tuple(sorted(matched.items())) if matched else (),  # args
+        False,  # order_uncertain
+        record.uid,  # subject
+        record.name,  # subject_name
     )

@@ -15,8 +15,9 @@ from kvtrace.evidence import VM, VMI, Evidence, KubeObject, LogStream
 from kvtrace.timeline import catalog
 from kvtrace.timeline.log_rows import (
     LineDedup,
+    ScopeIds,
     SourceReport,
-    attribute,
+    attribute_to,
     keys_in_text,
     make_row,
     stream_order,
@@ -42,43 +43,65 @@ class Router:
     namespaces: set[str] | None = None
     # Which VMs known only from logs this router may discover (a check partition's share).
     claims: Callable[[str, str], bool] | None = None
+    ids: dict[VMKey, ScopeIds] = field(default_factory=dict)  # each scope's, for attribution
 
     def index(self, key: VMKey, scope: VMScope) -> None:
         self.scopes[key] = scope
+        self.ids[key] = ScopeIds.of(scope)
         for uid in (scope.vm_uid, *scope.vmi_uids, *(p.uid for p in scope.pods)):
             if uid:
                 self.by_uid[uid] = key
         for name in (*(p.name for p in scope.pods), *scope.owned_names):
             self.by_pod[(scope.namespace, name)] = key  # objects whose lines are the VM's
 
+    def ids_of(self, key: VMKey) -> ScopeIds:
+        found = self.ids.get(key)
+        if found is None:  # a scope put in ``scopes`` without :meth:`index`
+            found = self.ids[key] = ScopeIds.of(self.scopes[key])
+        return found
+
     def keys_for(
         self, record: LogRecord, matched: dict[str, str], message_id: str | None = None
     ) -> set[VMKey]:
         keys = set()
-        if record.uid and record.uid in self.by_uid:
-            keys.add(self.by_uid[record.uid])
-        if record.namespace and record.name:
-            keys |= self._by_name(record.namespace, record.name, message_id)
-        if "/" in matched.get("key", ""):
-            namespace, name = matched["key"].split("/", 1)
-            keys |= self._by_name(namespace, name, message_id)
+        uid = record.uid
+        if uid and uid in self.by_uid:
+            keys.add(self.by_uid[uid])
+        namespace, name = record.namespace, record.name
+        if namespace and name:
+            key = (namespace, name)
+            if key in self.scopes:  # most lines: logged with the VM (``_by_name``'s first case)
+                keys.add(key)
+            else:
+                self._add(keys, namespace, name, message_id)
+        named = matched.get("key", "") if matched else ""
+        if "/" in named:
+            namespace, name = named.split("/", 1)
+            self._add(keys, namespace, name, message_id)
         for namespace, name in keys_in_text(record.msg):
-            keys |= self._by_name(namespace, name, message_id)
+            self._add(keys, namespace, name, message_id)
         return keys
 
-    def _by_name(self, namespace: str, name: str, message_id: str | None) -> set[VMKey]:
-        if (namespace, name) in self.scopes:
-            return {(namespace, name)}
-        if (namespace, name) in self.by_pod:
-            return {self.by_pod[(namespace, name)]}
+    def _add(self, keys: set[VMKey], namespace: str, name: str, message_id: str | None) -> None:
+        found = self._by_name(namespace, name, message_id)
+        if found is not None:
+            keys.add(found)
+
+    def _by_name(self, namespace: str, name: str, message_id: str | None) -> VMKey | None:
+        key = (namespace, name)
+        if key in self.scopes:
+            return key
+        owner = self.by_pod.get(key)
+        if owner is not None:
+            return owner
         if name.startswith("virt-launcher-") and len(name) > 20:
             owner = (namespace, name[len("virt-launcher-") : -6])
             if owner in self.scopes:
-                return {owner}
+                return owner
         if self._discoverable(namespace, name, message_id):
-            self.index((namespace, name), build_scope(self.evidence, namespace, name))
-            return {(namespace, name)}
-        return set()
+            self.index(key, build_scope(self.evidence, namespace, name))
+            return key
+        return None
 
     def _discoverable(self, namespace: str, name: str, message_id: str | None) -> bool:
         """A VM known only from logs: a known VM-controller message about it (logged with the
@@ -174,19 +197,31 @@ def route_record(
     dedup: LineDedup,
 ) -> None:
     found = catalog.match_record(record)
-    entry, matched = found if found else (None, {})
-    leader = entry is not None and entry.category == "leader"
-    keys = set() if leader else router.keys_for(record, matched, entry.id if entry else None)
-    if (leader or keys) and dedup.duplicate(record, stream):
-        report.tally[RECORD] -= 1
-        report.tally[DUPLICATE] += 1
+    entry, matched = found if found else (None, _NO_ARGS)
+    if entry is not None and entry.category == "leader":
+        if not _duplicate(record, stream, report, dedup):
+            result.leader_rows.append(make_row(record, stream, entry, matched, None))
         return
-    if leader:
-        result.leader_rows.append(make_row(record, stream, entry, matched, None))
+    keys = router.keys_for(record, matched, entry.id if entry else None)
+    if not keys or _duplicate(record, stream, report, dedup):
         return
     for key in keys:
-        attribution = attribute(record, router.scopes[key], matched)
+        attribution = attribute_to(record, router.ids_of(key), matched)
         if attribution is not None:
             row = make_row(record, stream, entry, matched, attribution.vmi_uid)
             result.rows.setdefault(key, []).append(row)
             report.rows += 1
+
+
+_NO_ARGS: dict[str, str] = {}
+
+
+def _duplicate(
+    record: LogRecord, stream: LogStream, report: SourceReport, dedup: LineDedup
+) -> bool:
+    """Whether the line was seen before (:class:`LineDedup`); if so, tallied as a duplicate."""
+    if not dedup.duplicate(record, stream):
+        return False
+    report.tally[RECORD] -= 1
+    report.tally[DUPLICATE] += 1
+    return True
