@@ -14,7 +14,6 @@ earliest rows are about.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from kvtrace.evidence import KubeObject
@@ -157,7 +156,7 @@ def _assign(row: TimelineRow, found: _Segments) -> TimelineRow:
     if row.message_id in STARTING:
         upcoming = found.upcoming(at)
         if upcoming:
-            return replace(row, incarnation=upcoming)
+            return row.with_incarnation(upcoming)
     # a 1 s object time belongs to a VMI created within that second
     current = found.current(at, row.time.end if row.time.resolution_us > 1 else None)
-    return replace(row, incarnation=current) if current else row
+    return row.with_incarnation(current) if current else row
