@@ -26,7 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from run import kvtrace_argv, log_files, warm
+from run import compile_trees, kvtrace_argv, log_files, warm
 from suite import uptime
 from tree_rss import run_tree
 
@@ -124,6 +124,7 @@ def main() -> int:
     parser.add_argument("--bundle", action="store_true", help="read the bundles, not the logs")
     args = parser.parse_args()
     kv, env = kvtrace_argv(None)
+    compile_trees(Path(__file__).resolve().parent.parent)
     sets = [describe(path) for path in args.data]
     print(f"before: {uptime()}")
     with tempfile.TemporaryDirectory(prefix="kvtrace-growth-") as tmp:

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from run import GNU_TIME, Result, fmt, kvtrace_argv, run_once, warm
+from run import GNU_TIME, Result, compile_trees, fmt, kvtrace_argv, run_once, warm
 from workload import namespace_of
 
 HERE = Path(__file__).resolve().parent
@@ -68,6 +68,7 @@ def bench_set(vms: int, args: argparse.Namespace) -> list[Result]:
         results.append(Result("check -A", check))
     size = sum(f.stat().st_size for f in files) / (1 << 20)
     print(f"{vms} VMs: {size:,.0f} MiB in {root} (VM {namespace_of(index)}/{vm})", file=sys.stderr)
+    compile_trees(Path(__file__).resolve().parent.parent)
     warm(files)
     for result in results:
         print(f"  running {shlex.join(result.argv[:5])} …", file=sys.stderr)

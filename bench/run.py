@@ -26,6 +26,7 @@ Standard library only, besides the generator's ``namespace_of``.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shlex
@@ -135,6 +136,16 @@ def log_files(out: Path) -> list[Path]:
     return sorted(out.glob("logs/**/*.log"))
 
 
+def compile_trees(*trees: Path) -> None:
+    """Write the bytecode of each checkout's packages, as ``pip install`` does: with
+    PYTHONDONTWRITEBYTECODE set (some machines and CI images set it) an editable checkout is
+    otherwise compiled again by every run, which adds about 0.2 s to each command's start."""
+    for tree in trees:
+        for package in ("kvtrace", "parsers"):
+            if (tree / package).is_dir():
+                compileall.compile_dir(tree / package, quiet=1)
+
+
 def warm(files: list[Path]) -> None:
     buf = bytearray(1 << 20)
     for f in files:
@@ -223,6 +234,7 @@ def main() -> int:
         f"VM {ns}/{vm}; {args.repeat} run(s) each, warm cache",
         file=sys.stderr,
     )
+    compile_trees(REPO)
     warm(files)
     with tempfile.TemporaryDirectory() as tmp:
         floor = floor_kib(tmp)

@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from run import kvtrace_argv, log_files, warm
+from run import compile_trees, kvtrace_argv, log_files, warm
 from tree_rss import run_tree
 from workload import namespace_of
 
@@ -207,6 +207,7 @@ def main() -> int:
     todo = commands(args.data, args.vm, args.only)
     if args.before:
         todo += before_commands(args.data, args.vm, args.only, args.before.resolve())
+    compile_trees(HERE.parent, *([args.before.resolve()] if args.before else []))
     warm([*log_files(args.data), ndjson(args.data)])
     size = sum(f.stat().st_size for f in log_files(args.data)) / (1 << 20)
     before = uptime()
