@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 _POS = re.compile(r'"pos":"([^"\\]+)"')
 _LEVEL = re.compile(r'"level":"([a-z]+)"')
@@ -46,12 +47,20 @@ def call_site(raw: str) -> CallSiteLine | None:
 
 
 def _json_site(raw: str, pos: str) -> CallSiteLine | None:
-    file, _, line = pos.rpartition(":")
     level, msg = _LEVEL.search(raw), _MSG.search(raw)
-    if not file or not line.isdigit() or level is None or msg is None:
+    if level is None or msg is None:
+        return None
+    return _json_site_of(pos, level.group(1), msg.group(1))
+
+
+@lru_cache(maxsize=4096)
+def _json_site_of(pos: str, level: str, escaped: str) -> CallSiteLine | None:
+    """The call site of a JSON line's fields (a log repeats a few hundred of them)."""
+    file, _, line = pos.rpartition(":")
+    if not file or not line.isdigit():
         return None
     try:
-        text = json.loads(f'"{msg.group(1)}"')
+        text = json.loads(f'"{escaped}"')
     except ValueError:
         return None
-    return CallSiteLine(file, int(line), level.group(1), str(text), "json")
+    return CallSiteLine(file, int(line), level, str(text), "json")
