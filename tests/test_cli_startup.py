@@ -111,3 +111,28 @@ def test_a_json_bundle_is_read_without_yaml_or_tarfile(tmp_path, command):
     assert code in ("0", "3") and (yaml_loaded, tar_loaded) == ("False", "False"), done.stdout[
         -300:
     ]
+
+
+def test_timeline_of_small_logs_starts_no_process_pool(tmp_path):
+    """Worker processes pay only for big files (logscan.PARALLEL_MIN): a small log's timeline
+    imports neither multiprocessing nor concurrent.futures (which imports logging)."""
+    from kvsim.histories import legitimate
+    from tests.simulated import bundle_of
+
+    history = legitimate(5, vm_count=1)
+    root = bundle_of(history, tmp_path / "bundle")
+    logs = [arg for path in sorted(root.glob("logs/**/*.log")) for arg in ("--log", str(path))]
+    assert logs
+    argv = ["timeline", f"default/{history.vms[0]}", *logs, "-o", "json"]
+    script = (
+        "import sys\nfrom kvtrace.cli import run\ncode = run("
+        f"{argv!r})\nprint(code, 'multiprocessing' in sys.modules, 'concurrent.futures' in "
+        "sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1].split() in (
+        ["0", "False", "False"],
+        ["3", "False", "False"],
+    )

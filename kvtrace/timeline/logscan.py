@@ -7,15 +7,17 @@ raw-byte candidates reach the parser (see :mod:`parsers.scan`).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kvtrace.evidence import LogStream
 from parsers.scan import ScanResult, combine, scan_range
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
 
 PARALLEL_MIN = 64 << 20
 # Plain files up to this size are parsed whole: pasted excerpts, where a terminal may have
@@ -73,6 +75,11 @@ def scan_streams(streams: Sequence[LogStream], needles: Needles) -> Iterator[Str
     if not big:
         yield from (_scan_sequential(s, needles) for s in streams)
         return
+    # a pool only for big files: multiprocessing and concurrent.futures (which imports logging)
+    # cost a small log's timeline about 20 ms of start-up
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=_workers(), mp_context=context) as pool:
         pending = {i: _submit_ranges(pool, p, needles) for i, p in big.items()}
