@@ -185,9 +185,11 @@ def catalog() -> Catalog:
     for site in sites:
         if site.logger == "stdlib":  # printed with the adapter's pos, stdlib.go:105
             continue
-        for line in sorted(set(site.positions.values())):
-            releases = frozenset(r for r, at_line in site.positions.items() if at_line == line)
-            at.setdefault((site.file, line), []).append((site, releases))
+        by_line: dict[int, list[str]] = {}
+        for release, line in site.positions.items():
+            by_line.setdefault(line, []).append(release)
+        for line in sorted(by_line):
+            at.setdefault((site.file, line), []).append((site, frozenset(by_line[line])))
     files = frozenset(file for file, _ in at)
     frozen = {key: tuple(value) for key, value in at.items()}
     return Catalog(tuple(data["releases"]), sites, frozen, files)
