@@ -77,6 +77,9 @@ def run_once(argv: list[str], env: dict[str, str] | None, data: DataSet, out: st
     if run.code not in (0, 3):  # 3: findings (the generator injects faults)
         data.error = f"exit {run.code}: {run.stderr.splitlines()[-1:]}"
         return
+    if not os.path.isfile(out) or os.path.getsize(out) == 0:
+        data.error = "no output: not a measurement of kvtrace"
+        return
     data.walls.append(run.wall)
     data.cpus.append(children_cpu() - before)
     data.rss.append(run.peak_rss_kib)

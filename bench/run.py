@@ -125,7 +125,7 @@ def kvtrace_argv(override: str | None) -> tuple[list[str], dict[str, str] | None
     env["PYTHONPATH"] = str(REPO) + (
         os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
     )
-    return [sys.executable, "-m", "kvtrace.cli"], env
+    return [sys.executable, "-m", "kvtrace"], env
 
 
 def log_files(out: Path) -> list[Path]:

@@ -161,11 +161,21 @@ def run_rounds(todo: list[Command], rounds: int) -> None:
                 if run.code not in command.ok:
                     command.error = f"exit {run.code}: {run.stderr.splitlines()[-1:]}"
                     continue
+                if command.name.startswith(("check", "timeline")) and not _wrote(tmp):
+                    command.error = "no output: not a measurement of kvtrace"
+                    continue
                 command.walls.append(run.wall)
                 command.rss.append(run.peak_rss_kib)
                 command.pss.append(run.peak_pss_kib)
                 command.one.append(run.peak_one_rss_kib)
         os.chdir(home)
+
+
+def _wrote(tmp: str) -> bool:
+    """A kvtrace command that printed nothing did not run the work (a wrong entry point, an
+    import that failed quietly): its time must not enter the table."""
+    out = os.path.join(tmp, "out")
+    return os.path.isfile(out) and os.path.getsize(out) > 0
 
 
 def ratios(todo: list[Command]) -> list[str]:
