@@ -26,7 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from run import compile_trees, kvtrace_argv, log_files, warm
+from run import compile_trees, kvtrace_argv, log_files, printed, warm
 from suite import uptime
 from tree_rss import run_tree
 
@@ -77,7 +77,7 @@ def run_once(argv: list[str], env: dict[str, str] | None, data: DataSet, out: st
     if run.code not in (0, 3):  # 3: findings (the generator injects faults)
         data.error = f"exit {run.code}: {run.stderr.splitlines()[-1:]}"
         return
-    if not os.path.isfile(out) or os.path.getsize(out) == 0:
+    if not printed(out):
         data.error = "no output: not a measurement of kvtrace"
         return
     data.walls.append(run.wall)

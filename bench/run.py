@@ -128,6 +128,13 @@ def kvtrace_argv(override: str | None) -> tuple[list[str], dict[str, str] | None
     return [sys.executable, "-m", "kvtrace"], env
 
 
+def printed(path: str) -> bool:
+    """Whether a kvtrace command wrote anything to ``path`` (its stdout): one that printed
+    nothing did not do the work (a wrong entry point, an import that failed quietly), and its
+    time must not enter a table."""
+    return os.path.isfile(path) and os.path.getsize(path) > 0
+
+
 def log_files(out: Path) -> list[Path]:
     manifest = out / "manifest.json"
     if manifest.is_file():

@@ -34,7 +34,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from run import compile_trees, kvtrace_argv, log_files, warm
+from run import compile_trees, kvtrace_argv, log_files, printed, warm
 from tree_rss import run_tree
 from workload import namespace_of
 
@@ -148,20 +148,21 @@ def run_rounds(todo: list[Command], rounds: int) -> None:
     with tempfile.TemporaryDirectory(prefix="kvtrace-bench-") as tmp:
         home = os.getcwd()
         os.chdir(tmp)  # python -m kvtrace must not find this checkout first on its path
+        out = os.path.join(tmp, "out")
         for round_no in range(1, rounds + 1):
             for command in todo:
                 if command.error and not command.walls:
                     continue
                 print(f"  round {round_no}: {command.name}", file=sys.stderr, flush=True)
                 try:
-                    run = run_tree(command.argv, os.path.join(tmp, "out"), command.env)
+                    run = run_tree(command.argv, out, command.env)
                 except OSError as exc:
                     command.error = f"cannot run: {exc}"
                     continue
                 if run.code not in command.ok:
                     command.error = f"exit {run.code}: {run.stderr.splitlines()[-1:]}"
                     continue
-                if command.name.startswith(("check", "timeline")) and not _wrote(tmp):
+                if command.name.startswith(("check", "timeline")) and not printed(out):
                     command.error = "no output: not a measurement of kvtrace"
                     continue
                 command.walls.append(run.wall)
@@ -169,13 +170,6 @@ def run_rounds(todo: list[Command], rounds: int) -> None:
                 command.pss.append(run.peak_pss_kib)
                 command.one.append(run.peak_one_rss_kib)
         os.chdir(home)
-
-
-def _wrote(tmp: str) -> bool:
-    """A kvtrace command that printed nothing did not run the work (a wrong entry point, an
-    import that failed quietly): its time must not enter the table."""
-    out = os.path.join(tmp, "out")
-    return os.path.isfile(out) and os.path.getsize(out) > 0
 
 
 def ratios(todo: list[Command]) -> list[str]:
