@@ -33,9 +33,9 @@ class CallSiteLine:
 
 
 def call_site(raw: str) -> CallSiteLine | None:
-    pos = _POS.search(raw)
+    pos = _plain(raw, '"pos":"') or _group(_POS, raw)
     if pos is not None:
-        return _json_site(raw, pos.group(1))
+        return _json_site(raw, pos)
     old = _LOGFMT.search(raw)
     if old is not None:
         return CallSiteLine(old.group(2), int(old.group(3)), old.group(1), "", "logfmt")
@@ -47,10 +47,35 @@ def call_site(raw: str) -> CallSiteLine | None:
 
 
 def _json_site(raw: str, pos: str) -> CallSiteLine | None:
-    level, msg = _LEVEL.search(raw), _MSG.search(raw)
+    level = _plain(raw, '"level":"')
+    if level is None or not (level.isascii() and level.isalpha() and level.islower()):
+        level = _group(_LEVEL, raw)
+    msg = _plain(raw, '"msg":"')
+    msg = _group(_MSG, raw) if msg is None else msg
     if level is None or msg is None:
         return None
-    return _json_site_of(pos, level.group(1), msg.group(1))
+    return _json_site_of(pos, level, msg)
+
+
+def _plain(raw: str, key: str) -> str | None:
+    """The value after the first ``key`` up to the next quote, when it holds no backslash: the
+    common case, read with two ``find`` calls. The patterns' leftmost match starts at that
+    same ``key`` and gives this value when it also has their form (a non-empty pos, a
+    lowercase level: the callers check); None leaves the line to the patterns."""
+    at = raw.find(key)
+    if at < 0:
+        return None
+    start = at + len(key)
+    end = raw.find('"', start)
+    if end < 0:
+        return None
+    value = raw[start:end]
+    return None if "\\" in value else value
+
+
+def _group(pattern: re.Pattern[str], raw: str) -> str | None:
+    found = pattern.search(raw)
+    return None if found is None else found.group(1)
 
 
 @lru_cache(maxsize=4096)

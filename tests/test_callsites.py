@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kvsim.cluster import Cluster
 from kvsim.histories import T0, legitimate
@@ -24,6 +26,7 @@ from kvsim.kernel import SECOND
 from kvsim.releases import ReleaseGap
 from kvtrace.timeline import catalog as messages
 from kvtrace.timeline.callsites import VERB, Band, CallSite, catalog, release_band
+from parsers import callsite as callsite_module
 from parsers.callsite import CallSiteLine, call_site
 from tests.conftest import ROOT, SAMPLES
 from tests.helpers import run_cli
@@ -424,3 +427,40 @@ def test_a_line_outside_the_message_catalog_is_a_failure_when_its_call_site_repo
     record = LogRecord("controller.log", 1, "kubevirt_json", level, msg, None, pos=pos)
     assert messages.match(msg, pos) is None
     assert category(record, None) == wanted
+
+
+def _by_patterns(raw: str) -> CallSiteLine | None:
+    """The call site as the three patterns alone read a JSON line's fields (the reading before
+    the ``find`` shortcut); other shapes as :func:`call_site` reads them."""
+    pos = callsite_module._POS.search(raw)
+    if pos is None:
+        return call_site(raw)
+    level, msg = callsite_module._LEVEL.search(raw), callsite_module._MSG.search(raw)
+    if level is None or msg is None:
+        return None
+    return callsite_module._json_site_of(pos.group(1), level.group(1), msg.group(1))
+
+
+_PIECES = st.sampled_from(['"', "\\", '\\"', "\\n", "x", ",", " ", ""]) | st.text(max_size=2)
+_VALUES = {
+    '"pos":"': st.sampled_from(["vm.go:348", "vm.go:3\\48", "", "vm.go:x", 'vm.go:"348']),
+    '"level":"': st.sampled_from(["info", "Info", "", "in\\fo", "error", 'in"fo']),
+    '"msg":"': st.lists(_PIECES, max_size=6).map("".join),
+}
+_FIELD_OF = {key: value.map(lambda v, k=key: f'{k}{v}",') for key, value in _VALUES.items()}
+_FIELD = st.sampled_from(sorted(_VALUES)).flatmap(lambda key: _FIELD_OF[key])
+
+
+_LINE = st.tuples(
+    st.permutations([_FIELD_OF[key] for key in sorted(_VALUES)]).flatmap(lambda f: st.tuples(*f)),
+    st.lists(_FIELD | _PIECES, max_size=4),
+).map(lambda both: [*both[0], *both[1]])
+
+
+@settings(max_examples=600, deadline=None)
+@given(_LINE.flatmap(st.permutations))
+def test_call_site_fields_are_the_patterns_fields(parts: list[str]) -> None:
+    """The ``find`` shortcut reads the same pos, level and msg as the patterns, on any mix of
+    the three keys (each at least once, some repeated), quotes and backslashes."""
+    raw = "{" + "".join(parts) + "}"
+    assert call_site(raw) == _by_patterns(raw), raw

@@ -219,11 +219,12 @@ def release_band(lines: Iterable[CallSiteLine]) -> Band:
     are counted, not intersected: a release newer than the catalog, a patched build or a
     foreign line must not empty the band."""
     known, band = catalog(), Band()
+    seen: dict[CallSiteLine, frozenset[str] | None] = {}  # a log repeats a few hundred sites
     for line in lines:
         if line.shape == "logfmt":
             band.pre_v1 += 1
             continue
-        found = known.releases_of(line)
+        found = seen[line] if line in seen else seen.setdefault(line, known.releases_of(line))
         if found is not None:
             band.add(line, found)
     return band
