@@ -187,3 +187,30 @@ def test_a_partition_reads_an_over_long_line_as_its_head(tmp_path):
     assert [len(x) for x in lines] == [5, MAX_LINE + 1, 4] and lines[-1] == b"last"
     with path.open("rb") as handle:  # a range that starts inside the long line skips it
         assert list(_lines(handle, Range(1, 0, 10, None))) == [b"last"]
+
+
+def test_a_vms_repeats_of_one_finding_are_one_entry_so_other_vms_stay_listed():
+    """A VM whose stale cache made 60 duplicate creates must not push another VM's violation
+    past the terminal's 50 entries: the repeats are one entry, with their count and the
+    evidence of the first and the last."""
+    from kvtrace.check.report import CheckReport, VMCheck
+    from kvtrace.model.engine import Assessment
+    from kvtrace.model.verdicts import Verdict
+    from kvtrace.render.check_shape import violation_lines
+
+    why = "the VMI create collided with a VMI this VM had created"
+    repeats = [Verdict("KV-EX-01", "error", "violation", why, (0, 2 * i + 1)) for i in range(60)]
+    noisy = VMCheck(("default", "a"), "Always", 1, Assessment(repeats))
+    noisy.refs = {0: "log:1 (Started)", 1: "log:2 (Failed)", 119: "log:120 (Failed)"}
+    other = VMCheck(
+        ("default", "b"), "Always", 1, Assessment([Verdict("KV-SV-01", "error", "violation", "x")])
+    )
+    report = CheckReport(Selection(None), None, [noisy, other], [], None)  # type: ignore[arg-type]
+    assert violation_lines(report) == [
+        f"✗ KV-EX-01 (error) default/a: {why} (60 times: the first, then the last)",
+        "    at log:1 (Started)",
+        "    at log:2 (Failed)",
+        "    … 58 more of the same in between",
+        "    at log:120 (Failed)",
+        "✗ KV-SV-01 (error) default/b: x",
+    ]

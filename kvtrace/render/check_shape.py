@@ -156,19 +156,39 @@ TABLE_VIOLATIONS = 50  # a terminal (or a CI log) gets the first ones; JSON/YAML
 
 
 def violation_lines(report: CheckReport, limit: int = TABLE_VIOLATIONS) -> list[str]:
-    lines = []
-    violations = report.violations()
-    for vm, verdict in violations[:limit]:
-        lines.append(
-            f"✗ {verdict.rule} ({verdict.severity}) {vm.key[0]}/{vm.key[1]}: {verdict.why}"
-        )
-        lines += [f"    at {ref}" for ref in evidence_of(vm, verdict)]
-    if len(violations) > limit:
-        lines.append(
-            f"… and {count(len(violations) - limit, 'more violation')} "
-            "(-o json or -o html lists them all)"
-        )
+    """Each violation with its evidence; a VM's repeats of one finding (same rule, same why)
+    as one entry with its count and the evidence of its first and last, so one VM's retries
+    never push another VM's violations past the ``limit`` entries a terminal gets."""
+    groups = _repeats(report.violations())
+    lines = [line for vm, same in groups[:limit] for line in _entry(vm, same)]
+    hidden = sum(len(same) for _, same in groups[limit:])
+    if hidden:
+        lines.append(f"… and {count(hidden, 'more violation')} (-o json or -o html lists them all)")
     return lines
+
+
+def _repeats(violations: list[tuple[VMCheck, Verdict]]) -> list[tuple[VMCheck, list[Verdict]]]:
+    """The violations grouped by VM, rule and why, in the order of each group's first."""
+    groups: dict[tuple[tuple[str, str], str, str], tuple[VMCheck, list[Verdict]]] = {}
+    for vm, verdict in violations:
+        groups.setdefault((vm.key, verdict.rule, verdict.why), (vm, []))[1].append(verdict)
+    return list(groups.values())
+
+
+def _entry(vm: VMCheck, same: list[Verdict]) -> list[str]:
+    first, last = same[0], same[-1]
+    head = f"✗ {first.rule} ({first.severity}) {vm.key[0]}/{vm.key[1]}: {first.why}"
+    if len(same) == 1:
+        return [head, *(f"    at {ref}" for ref in evidence_of(vm, first))]
+    shown = evidence_of(vm, first)
+    later = [ref for ref in evidence_of(vm, last) if ref not in shown]
+    between = len(same) - 2
+    return [
+        f"{head} ({len(same)} times: the first, then the last)",
+        *(f"    at {ref}" for ref in shown),
+        *([f"    … {between} more of the same in between"] if between else []),
+        *(f"    at {ref}" for ref in later),
+    ]
 
 
 def summary_lines(report: CheckReport) -> list[str]:
