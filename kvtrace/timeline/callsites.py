@@ -224,7 +224,9 @@ def release_band(lines: Iterable[CallSiteLine]) -> Band:
         if line.shape == "logfmt":
             band.pre_v1 += 1
             continue
-        found = seen[line] if line in seen else seen.setdefault(line, known.releases_of(line))
+        if line not in seen:
+            seen[line] = known.releases_of(line)
+        found = seen[line]
         if found is not None:
             band.add(line, found)
     return band
